@@ -1,0 +1,35 @@
+// 02 naive: one invocation computes one element of C = A * B.
+// A is M x K, B is K x N, C is M x N, all row-major float32.
+//
+// global_invocation_id.x picks the ROW and .y the COLUMN. Invocations that run together
+// (a subgroup) differ in x, so at every step of the k loop they read A from K floats apart
+// and write C from N floats apart: no two of them touch the same memory segment.
+// 03_coalesce fixes exactly that and nothing else.
+
+struct Dims {
+  M: u32,
+  K: u32,
+  N: u32,
+}
+
+override WG: u32 = 16;
+
+@group(0) @binding(0) var<storage, read> A: array<f32>;
+@group(0) @binding(1) var<storage, read> B: array<f32>;
+@group(0) @binding(2) var<storage, read_write> C: array<f32>;
+@group(0) @binding(3) var<uniform> dims: Dims;
+
+@compute @workgroup_size(WG, WG)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let row = gid.x;
+  let col = gid.y;
+  // The grid is rounded up to whole workgroups: invocations past the edge do nothing.
+  if (row >= dims.M || col >= dims.N) {
+    return;
+  }
+  var sum = 0.0;
+  for (var p = 0u; p < dims.K; p++) {
+    sum += A[row * dims.K + p] * B[p * dims.N + col];
+  }
+  C[row * dims.N + col] = sum;
+}

@@ -1,0 +1,11 @@
+/**
+ * gemm-ladder: the one library every notebook, test and the bench import.
+ * Each section below is a small module; this file only re-exports.
+ */
+export * from "./errors.ts";
+export * from "./matrix.ts";
+export * from "./reference.ts";
+export * from "./gpu.ts";
+export * from "./registry.ts";
+export * from "./timing.ts";
+export * from "./runner.ts";

@@ -1,0 +1,105 @@
+/**
+ * The kernel registry: each kernel of the ladder described once. Tests, the bench, the charts
+ * and the notebooks all read this list, so a new kernel is one WGSL file plus one entry here.
+ */
+import type { Shape } from "./matrix.ts";
+import { flops } from "./matrix.ts";
+
+/** Tile parameters, passed to the WGSL file as `override` constants of the same names. */
+export type Params = Record<string, number>;
+
+/** Modeled cost of one launch: operations and global-memory bytes moved (loads + stores). */
+export interface CostModel {
+  flops: number;
+  bytes: number;
+}
+
+/** Everything the runner, tests, bench, charts and notebooks need to know about one kernel. */
+export interface KernelSpec {
+  /** "02_naive": number and name, the kernel file's stem and the notebook's name. */
+  id: string;
+  number: number;
+  name: string;
+  /** One line for tables and chart labels. */
+  title: string;
+  /** The one idea this step adds, in a sentence. */
+  idea: string;
+  file: string;
+  entryPoint: string;
+  /** Default tile parameters (WGSL override constants). */
+  params: Params;
+  /** Optional search space for the autotuner (each key a param name). */
+  space?: Record<string, number[]>;
+  /** Why a parameter combination is invalid (undefined when it is fine). */
+  invalid?(p: Params): string | undefined;
+  workgroupSize(p: Params): [number, number, number];
+  dispatch(shape: Shape, p: Params): [number, number, number];
+  /** Bytes of `var<workgroup>` memory, checked against maxComputeWorkgroupStorageSize. */
+  workgroupStorageBytes(p: Params): number;
+  /**
+   * Dimensions the kernel needs to be multiples of these (the runner zero-pads on the GPU,
+   * inside the timed region, so the cost is measured). 1 = the kernel handles any size itself.
+   */
+  align(p: Params): { m: number; n: number; k: number };
+  /** The global-memory model: what each tile loads and how often. */
+  model(shape: Shape, p: Params): CostModel;
+  requiredFeatures: GPUFeatureName[];
+  /** Storage precision of A, B and C. */
+  precision: "f32" | "f16";
+  /** Largest acceptable relative error norm against the float64 reference. */
+  tolerance: number;
+  /** Left out of the default bench/test list (teaching-only variants such as broken kernels). */
+  demo?: boolean;
+}
+
+const ceilDiv = (a: number, b: number) => Math.ceil(a / b);
+const f32 = 4;
+
+/** Relative-error tolerance for float32 storage and accumulation. */
+export const F32_TOLERANCE = 1e-4;
+
+/**
+ * The naive model with no cache: every multiply-add loads one element of A and one of B from
+ * global memory, and each C element is stored once. Intensity: 2 FLOP / 8 bytes = 1/4.
+ */
+function naiveModel(s: Shape): CostModel {
+  return { flops: flops(s), bytes: f32 * (2 * s.m * s.n * s.k + s.m * s.n) };
+}
+
+/** A kernel that tiles C into BM x BN blocks loads A N/BN times and B M/BM times. */
+export function tiledModel(s: Shape, bm: number, bn: number): CostModel {
+  const aLoads = s.m * s.k * ceilDiv(s.n, bn);
+  const bLoads = s.k * s.n * ceilDiv(s.m, bm);
+  return { flops: flops(s), bytes: f32 * (aLoads + bLoads + s.m * s.n) };
+}
+
+export const naive: KernelSpec = {
+  id: "02_naive",
+  number: 2,
+  name: "naive",
+  title: "Naive",
+  idea:
+    "One invocation per element of C; x walks rows, so neighbouring invocations read far apart.",
+  file: "02_naive.wgsl",
+  entryPoint: "main",
+  params: { WG: 16 },
+  workgroupSize: (p) => [p.WG, p.WG, 1],
+  dispatch: (s, p) => [ceilDiv(s.m, p.WG), ceilDiv(s.n, p.WG), 1],
+  workgroupStorageBytes: () => 0,
+  align: () => ({ m: 1, n: 1, k: 1 }),
+  model: naiveModel,
+  requiredFeatures: [],
+  precision: "f32",
+  tolerance: F32_TOLERANCE,
+};
+
+/** The ladder in story order. */
+export const KERNELS: KernelSpec[] = [naive];
+
+/** Find kernels by registry id ("02_naive"), name ("naive") or number ("2" or "02"). */
+export function findKernel(key: string, list: KernelSpec[] = KERNELS): KernelSpec | undefined {
+  const k = key.trim().toLowerCase();
+  return list.find((s) =>
+    s.id === k || s.name === k || (/^\d+$/.test(k) && s.number === Number(k))
+  );
+}

@@ -1,0 +1,475 @@
+/**
+ * The validated runner: prepare a kernel (limits, features, compile), upload fresh random
+ * inputs, poison C, dispatch, read back, check against the float64 reference, and only then
+ * time it with GPU timestamps. One structured result per kernel and shape.
+ */
+import { FeatureError, GemmError, LimitError, ValidationFailedError } from "./errors.ts";
+import {
+  compileWgsl,
+  type Gpu,
+  loadKernelSource,
+  readBuffer,
+  scoped,
+  uploadBuffer,
+} from "./gpu.ts";
+import {
+  checkOperands,
+  checkShape,
+  freshSeed,
+  randomMatrix,
+  relativeError,
+  sampleRows,
+  type Shape,
+} from "./matrix.ts";
+import { referenceRows } from "./reference.ts";
+import type { KernelSpec, Params } from "./registry.ts";
+import { timePasses, type Timing, type TimingOptions } from "./timing.ts";
+
+/** One kernel on one shape: the record's `results` entry. */
+export interface KernelResult {
+  kernel: string;
+  title: string;
+  m: number;
+  n: number;
+  k: number;
+  params: Params;
+  /** Relative error norm against float64 (sampled rows for large sizes). */
+  relErr: number;
+  validated: boolean;
+  /** Timing fields are present only for validated results. */
+  medianMs?: number;
+  minMs?: number;
+  maxMs?: number;
+  reps?: number;
+  gflops?: number;
+  timing?: Timing["method"];
+  /** Modeled global-memory bytes and intensity (FLOP/byte) of this launch. */
+  modelBytes: number;
+  intensity: number;
+  /** Why the kernel did not run, or failed. */
+  error?: string;
+  errorKind?: string;
+  seed: number;
+}
+
+export interface RunOptions extends TimingOptions {
+  /** Override the spec's default tile parameters. */
+  params?: Params;
+  /** Seed for A and B; fresh from the OS by default. */
+  seed?: number;
+  /** Rows of C checked against the reference (all rows for small problems by default). */
+  checkRows?: number;
+  /** Validate only, skip timing. */
+  skipTiming?: boolean;
+}
+
+/** A compiled kernel with its parameters, ready to bind to buffers. */
+export interface PreparedKernel {
+  spec: KernelSpec;
+  params: Params;
+  pipeline: GPUComputePipeline;
+}
+
+const NAN_PATTERN = 0x7fc00000;
+/** Largest reference work (multiply-adds) per check before rows are sampled. */
+const CHECK_BUDGET = 6e8;
+
+/** Throws FeatureError or LimitError if this kernel cannot run on this device. */
+export function checkKernelFits(gpu: Gpu, spec: KernelSpec, params: Params): void {
+  for (const f of spec.requiredFeatures) {
+    if (!gpu.has(f)) {
+      throw new FeatureError(f, `${spec.id} needs the "${f}" feature, which this device lacks`);
+    }
+  }
+  const why = spec.invalid?.(params);
+  if (why) throw new GemmError("params", `${spec.id} ${JSON.stringify(params)}: ${why}`);
+  const lim = gpu.device.limits;
+  const [x, y, z] = spec.workgroupSize(params);
+  if (x * y * z > lim.maxComputeInvocationsPerWorkgroup) {
+    throw new LimitError(
+      "maxComputeInvocationsPerWorkgroup",
+      `${spec.id}: workgroup ${x}x${y}x${z} = ${x * y * z} invocations exceeds ` +
+        `maxComputeInvocationsPerWorkgroup (${lim.maxComputeInvocationsPerWorkgroup})`,
+    );
+  }
+  if (x > lim.maxComputeWorkgroupSizeX || y > lim.maxComputeWorkgroupSizeY) {
+    throw new LimitError(
+      "maxComputeWorkgroupSizeX",
+      `${spec.id}: workgroup ${x}x${y} exceeds the per-dimension limit ` +
+        `(${lim.maxComputeWorkgroupSizeX}x${lim.maxComputeWorkgroupSizeY})`,
+    );
+  }
+  const storage = spec.workgroupStorageBytes(params);
+  if (storage > lim.maxComputeWorkgroupStorageSize) {
+    throw new LimitError(
+      "maxComputeWorkgroupStorageSize",
+      `${spec.id}: needs ${storage} bytes of workgroup memory, the device allows ` +
+        `${lim.maxComputeWorkgroupStorageSize}`,
+    );
+  }
+}
+
+/** Compile a kernel with the given tile parameters (as WGSL override constants). */
+export async function prepareKernel(
+  gpu: Gpu,
+  spec: KernelSpec,
+  params: Params = spec.params,
+): Promise<PreparedKernel> {
+  checkKernelFits(gpu, spec, params);
+  const module = await compileWgsl(gpu, await loadKernelSource(spec.file), spec.file);
+  const pipeline = await scoped(gpu, () =>
+    gpu.device.createComputePipelineAsync({
+      label: spec.id,
+      layout: "auto",
+      compute: { module, entryPoint: spec.entryPoint, constants: params },
+    }));
+  return { spec, params, pipeline };
+}
+
+let utilModule: Promise<GPUShaderModule> | undefined;
+let utilFor: Gpu | undefined;
+async function utilPipeline(gpu: Gpu, entryPoint: "copy2d" | "fill"): Promise<GPUComputePipeline> {
+  if (utilFor !== gpu || !utilModule) {
+    utilFor = gpu;
+    utilModule = loadKernelSource("util.wgsl").then((code) => compileWgsl(gpu, code, "util.wgsl"));
+    utilModule.catch(() => utilModule = undefined);
+  }
+  const module = await utilModule;
+  return gpu.device.createComputePipeline({ layout: "auto", compute: { module, entryPoint } });
+}
+
+function uniform(gpu: Gpu, values: number[]): GPUBuffer {
+  const data = new Uint32Array(Math.max(4, Math.ceil(values.length / 4) * 4));
+  data.set(values);
+  const buf = gpu.device.createBuffer({
+    size: data.byteLength,
+    usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
+  });
+  gpu.device.queue.writeBuffer(buf, 0, data);
+  return buf;
+}
+
+const roundUp = (x: number, to: number) => Math.ceil(x / to) * to;
+
+/** Throws a LimitError if a matrix of rows x cols does not fit one storage binding. */
+export function checkBufferFits(
+  gpu: Gpu,
+  name: string,
+  rows: number,
+  cols: number,
+  bytesPer: number,
+) {
+  const lim = gpu.device.limits;
+  const bytes = rows * cols * bytesPer;
+  const which = lim.maxStorageBufferBindingSize <= lim.maxBufferSize
+    ? "maxStorageBufferBindingSize"
+    : "maxBufferSize";
+  const cap = Math.min(lim.maxStorageBufferBindingSize, lim.maxBufferSize);
+  if (bytes > cap) {
+    const largestSquare = Math.floor(Math.sqrt(cap / bytesPer));
+    throw new LimitError(
+      which,
+      `${name} (${rows} x ${cols}, ${bytes} bytes) exceeds ${which} = ${cap} bytes; ` +
+        `the largest square matrix that fits is ${largestSquare} x ${largestSquare}`,
+    );
+  }
+}
+
+/**
+ * A problem bound to buffers: A, B, C on the device, plus zero-padded copies when the kernel
+ * needs tile-multiple dimensions. `encode` records everything one product takes (pad, matmul,
+ * unpad) into a pass, so timing covers the padding too.
+ */
+export class BoundProblem {
+  readonly c: GPUBuffer;
+  private steps: { pipeline: GPUComputePipeline; bind: GPUBindGroup; grid: number[] }[] = [];
+  private owned: GPUBuffer[] = [];
+  private poisonStep?: { pipeline: GPUComputePipeline; bind: GPUBindGroup; grid: number[] };
+
+  private constructor(readonly gpu: Gpu, readonly kernel: PreparedKernel, readonly shape: Shape) {
+    this.c = this.buffer(shape.m * shape.n, "C");
+  }
+
+  /** Upload A and B (Float32Array, or any array for f16 kernels) and bind them. */
+  static async create(
+    gpu: Gpu,
+    kernel: PreparedKernel,
+    shape: Shape,
+    a: ArrayLike<number>,
+    b: ArrayLike<number>,
+  ): Promise<BoundProblem> {
+    checkOperands(shape, a, b);
+    const p = new BoundProblem(gpu, kernel, shape);
+    await p.bind(a, b);
+    return p;
+  }
+
+  private get bytesPer() {
+    return this.kernel.spec.precision === "f16" ? 2 : 4;
+  }
+
+  private buffer(elements: number, label: string): GPUBuffer {
+    const buf = this.gpu.device.createBuffer({
+      label,
+      size: Math.max(16, roundUp(elements * this.bytesPer, 16)),
+      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC,
+    });
+    this.owned.push(buf);
+    return buf;
+  }
+
+  private upload(data: ArrayLike<number>, label: string): GPUBuffer {
+    const typed = this.bytesPer === 2 ? new Float16Array(data) : Float32Array.from(data);
+    const buf = uploadBuffer(this.gpu, typed, label);
+    this.owned.push(buf);
+    return buf;
+  }
+
+  private async bind(a: ArrayLike<number>, b: ArrayLike<number>) {
+    const { gpu, shape, kernel } = this;
+    const { m, k, n } = shape;
+    const al = kernel.spec.align(kernel.params);
+    const mp = roundUp(m, al.m), kp = roundUp(k, al.k), np = roundUp(n, al.n);
+    for (const [name, r, c] of [["A", mp, kp], ["B", kp, np], ["C", mp, np]] as const) {
+      checkBufferFits(gpu, name, r, c, this.bytesPer);
+    }
+    const padded = mp !== m || kp !== k || np !== n;
+    if (padded && this.bytesPer !== 4) {
+      throw new GemmError(
+        "params",
+        `${kernel.spec.id}: padding is implemented for 4-byte elements`,
+      );
+    }
+    const aBuf = this.upload(a, "A");
+    const bBuf = this.upload(b, "B");
+    const copy = padded ? await utilPipeline(gpu, "copy2d") : undefined;
+    const copyStep = (
+      src: GPUBuffer,
+      dst: GPUBuffer,
+      sr: number,
+      sc: number,
+      dr: number,
+      dc: number,
+    ) => {
+      const args = uniform(gpu, [sr, sc, dr, dc]);
+      this.owned.push(args);
+      this.steps.push({
+        pipeline: copy!,
+        bind: gpu.device.createBindGroup({
+          layout: copy!.getBindGroupLayout(0),
+          entries: [
+            { binding: 0, resource: { buffer: src } },
+            { binding: 1, resource: { buffer: dst } },
+            { binding: 2, resource: { buffer: args } },
+          ],
+        }),
+        grid: [Math.ceil(dc / 16), Math.ceil(dr / 16), 1],
+      });
+    };
+    let [aUse, bUse, cUse] = [aBuf, bBuf, this.c];
+    if (padded) {
+      aUse = kp !== k || mp !== m ? this.buffer(mp * kp, "A padded") : aBuf;
+      bUse = kp !== k || np !== n ? this.buffer(kp * np, "B padded") : bBuf;
+      cUse = this.buffer(mp * np, "C padded");
+      if (aUse !== aBuf) copyStep(aBuf, aUse, m, k, mp, kp);
+      if (bUse !== bBuf) copyStep(bBuf, bUse, k, n, kp, np);
+    }
+    const dims = uniform(gpu, [mp, kp, np]);
+    this.owned.push(dims);
+    const pipe = kernel.pipeline;
+    this.steps.push({
+      pipeline: pipe,
+      bind: gpu.device.createBindGroup({
+        layout: pipe.getBindGroupLayout(0),
+        entries: [
+          { binding: 0, resource: { buffer: aUse } },
+          { binding: 1, resource: { buffer: bUse } },
+          { binding: 2, resource: { buffer: cUse } },
+          { binding: 3, resource: { buffer: dims } },
+        ],
+      }),
+      grid: kernel.spec.dispatch({ m: mp, k: kp, n: np }, kernel.params),
+    });
+    if (padded) copyStep(cUse, this.c, mp, np, m, n);
+    gpu.check();
+  }
+
+  /** Record one full product into a pass. */
+  encode(pass: GPUComputePassEncoder): void {
+    for (const s of this.steps) {
+      pass.setPipeline(s.pipeline);
+      pass.setBindGroup(0, s.bind);
+      pass.dispatchWorkgroups(s.grid[0], s.grid[1], s.grid[2]);
+    }
+  }
+
+  /** Run once and read C back (after poisoning it with NaN so unwritten elements fail). */
+  async compute(): Promise<Float32Array> {
+    const { gpu } = this;
+    await this.poison();
+    await scoped(gpu, () => {
+      const enc = gpu.device.createCommandEncoder();
+      const pass = enc.beginComputePass();
+      this.encode(pass);
+      pass.end();
+      gpu.device.queue.submit([enc.finish()]);
+    });
+    const raw = await readBuffer(gpu, this.c, this.shape.m * this.shape.n * this.bytesPer);
+    return this.bytesPer === 2 ? Float32Array.from(new Float16Array(raw)) : new Float32Array(raw);
+  }
+
+  /** Fill C with a NaN pattern on the GPU (f16 kernels: two NaN halves per word). */
+  private async poison() {
+    const { gpu } = this;
+    if (!this.poisonStep) {
+      const words = Math.ceil((this.shape.m * this.shape.n * this.bytesPer) / 4);
+      const groups = Math.ceil(words / 256);
+      const gx = Math.min(groups, 32768);
+      const args = uniform(gpu, [
+        words,
+        this.bytesPer === 2 ? 0x7e007e00 : NAN_PATTERN,
+        gx * 256,
+        0,
+      ]);
+      this.owned.push(args);
+      const pipeline = await utilPipeline(gpu, "fill");
+      this.poisonStep = {
+        pipeline,
+        bind: gpu.device.createBindGroup({
+          layout: pipeline.getBindGroupLayout(0),
+          entries: [
+            { binding: 3, resource: { buffer: this.c } },
+            { binding: 4, resource: { buffer: args } },
+          ],
+        }),
+        grid: [gx, Math.ceil(groups / gx), 1],
+      };
+    }
+    const s = this.poisonStep;
+    const enc = gpu.device.createCommandEncoder();
+    const pass = enc.beginComputePass();
+    pass.setPipeline(s.pipeline);
+    pass.setBindGroup(0, s.bind);
+    pass.dispatchWorkgroups(s.grid[0], s.grid[1], s.grid[2]);
+    pass.end();
+    gpu.device.queue.submit([enc.finish()]);
+  }
+
+  destroy(): void {
+    for (const b of this.owned) b.destroy();
+    this.owned = [];
+  }
+}
+
+/** C = A * B on the GPU with one kernel: the one-shot call notebooks use. */
+export async function multiply(
+  gpu: Gpu,
+  spec: KernelSpec,
+  a: ArrayLike<number>,
+  b: ArrayLike<number>,
+  shape: Shape,
+  params: Params = spec.params,
+): Promise<Float32Array> {
+  const problem = await BoundProblem.create(
+    gpu,
+    await prepareKernel(gpu, spec, params),
+    shape,
+    a,
+    b,
+  );
+  try {
+    return await problem.compute();
+  } finally {
+    problem.destroy();
+  }
+}
+
+/** Rows of C the check covers: all of them unless the reference would cost too much. */
+export function checkRowsFor(shape: Shape, requested?: number): number {
+  if (requested !== undefined) return Math.min(shape.m, Math.max(1, requested));
+  return Math.min(shape.m, Math.max(8, Math.floor(CHECK_BUDGET / (shape.k * shape.n))));
+}
+
+/**
+ * Compare C with the float64 reference on `rows`; also require every element of C to be
+ * finite (poisoned NaN means unwritten). Returns the relative error norm (NaN on failure).
+ */
+export function validateProduct(
+  c: Float32Array,
+  a: ArrayLike<number>,
+  b: ArrayLike<number>,
+  shape: Shape,
+  rows: number[],
+): number {
+  for (let i = 0; i < c.length; i++) if (!Number.isFinite(c[i])) return NaN;
+  const ref = referenceRows(a, b, shape, rows);
+  const sampled = new Float32Array(rows.length * shape.n);
+  rows.forEach((r, i) => sampled.set(c.subarray(r * shape.n, (r + 1) * shape.n), i * shape.n));
+  return relativeError(sampled, ref, shape.n);
+}
+
+/**
+ * Validate then time one kernel on one shape. Failures (limits, features, compile errors,
+ * wrong results) come back as a result with `validated: false` and `error`, never as a speed;
+ * device loss is rethrown so callers stop.
+ */
+export async function runKernel(
+  gpu: Gpu,
+  spec: KernelSpec,
+  shape: Shape,
+  opts: RunOptions = {},
+): Promise<KernelResult> {
+  checkShape(shape);
+  const params = { ...spec.params, ...opts.params };
+  const seed = opts.seed ?? freshSeed();
+  const model = spec.model(shape, params);
+  const result: KernelResult = {
+    kernel: spec.id,
+    title: spec.title,
+    ...shape,
+    params,
+    relErr: NaN,
+    validated: false,
+    modelBytes: model.bytes,
+    intensity: model.flops / model.bytes,
+    seed,
+  };
+  let problem: BoundProblem | undefined;
+  try {
+    const kernel = await prepareKernel(gpu, spec, params);
+    const a = randomMatrix(shape.m, shape.k, seed);
+    const b = randomMatrix(shape.k, shape.n, seed ^ 0x9e3779b9);
+    problem = await BoundProblem.create(gpu, kernel, shape, a, b);
+    const c = await problem.compute();
+    const rows = sampleRows(shape.m, checkRowsFor(shape, opts.checkRows), seed);
+    result.relErr = validateProduct(c, a, b, shape, rows);
+    if (!(result.relErr <= spec.tolerance)) {
+      throw new ValidationFailedError(
+        `${spec.id} at ${shape.m}x${shape.k}x${shape.n}: relative error ${result.relErr} ` +
+          `exceeds ${spec.tolerance}`,
+      );
+    }
+    result.validated = true;
+    if (!opts.skipTiming) {
+      const p = problem;
+      const t = await timePasses(gpu, (pass) => p.encode(pass), opts);
+      Object.assign(result, {
+        medianMs: t.medianMs,
+        minMs: t.minMs,
+        maxMs: t.maxMs,
+        reps: t.reps,
+        timing: t.method,
+        gflops: model.flops / (t.medianMs * 1e6),
+      });
+    }
+  } catch (e) {
+    if (e instanceof GemmError && e.kind === "device-lost") throw e;
+    result.validated = false;
+    result.error = e instanceof Error ? e.message : String(e);
+    result.errorKind = e instanceof GemmError ? e.kind : "error";
+    delete result.gflops;
+  } finally {
+    problem?.destroy();
+  }
+  return result;
+}
