@@ -1,0 +1,38 @@
+#!/bin/sh
+# Makes sure the system packages a task needs are present. Installs them with apt-get when
+# running as root; otherwise stops at once and prints the exact line to run. Never skips silently.
+#   tools/ensure_system.sh test   # Vulkan software driver, Jupyter nbclient/nbconvert, Chromium, fonts, OpenBLAS
+# Jupyter runs on Debian's /usr/bin/python3 (not a pyenv or venv python), where apt installs nbclient.
+#   tools/ensure_system.sh bench  # a Vulkan loader (the GPU driver is the machine's own)
+set -eu
+mode=${1:-test}
+missing=""
+need() { # need PACKAGE TEST-COMMAND...
+  pkg=$1; shift
+  if ! "$@" >/dev/null 2>&1; then missing="$missing $pkg"; fi
+}
+has_file() { for f in "$@"; do [ -e "$f" ] && return 0; done; return 1; }
+
+need libvulkan1 sh -c 'ldconfig -p | grep -q libvulkan.so.1'
+if [ "$mode" = test ]; then
+  need mesa-vulkan-drivers has_file /usr/share/vulkan/icd.d/lvp_icd.x86_64.json /usr/share/vulkan/icd.d/lvp_icd.aarch64.json /usr/share/vulkan/icd.d/lvp_icd.json
+  need python3-nbclient /usr/bin/python3 -c 'import nbclient'
+  need python3-ipykernel /usr/bin/python3 -c 'import ipykernel'
+  need jupyter-nbconvert sh -c 'command -v jupyter-nbconvert'
+  need chromium sh -c 'command -v chromium'
+  need fonts-dejavu-core has_file /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
+  need libopenblas0-pthread sh -c 'ldconfig -p | grep -q libopenblas.so.0'
+fi
+[ -z "$missing" ] && exit 0
+
+line="apt-get install -y --no-install-recommends$missing"
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "ensure_system: installing$missing" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q >&2 && apt-get install -y -q --no-install-recommends $missing >&2 && exit 0
+  echo "ensure_system: apt-get failed; run: sudo $line" >&2
+  exit 1
+fi
+echo "ensure_system: missing system packages:$missing" >&2
+echo "Run: sudo $line" >&2
+exit 1
