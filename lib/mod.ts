@@ -9,3 +9,6 @@ export * from "./gpu.ts";
 export * from "./registry.ts";
 export * from "./timing.ts";
 export * from "./runner.ts";
+export * from "./ceilings.ts";
+export * from "./notebook.ts";
+export * from "./lessons.ts";

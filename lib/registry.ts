@@ -3,7 +3,11 @@
  * and the notebooks all read this list, so a new kernel is one WGSL file plus one entry here.
  */
 import type { Shape } from "./matrix.ts";
-import { flops } from "./matrix.ts";
+import type { DeviceSummary } from "./gpu.ts";
+import { ceilDiv, F32_TOLERANCE, naiveModel } from "./kernels/cost.ts";
+import { LADDER } from "./kernels/ladder.ts";
+
+export { F32_TOLERANCE, naiveModel, paddedTiledModel, tiledModel } from "./kernels/cost.ts";
 
 /** Tile parameters, passed to the WGSL file as `override` constants of the same names. */
 export type Params = Record<string, number>;
@@ -50,27 +54,11 @@ export interface KernelSpec {
   tolerance: number;
   /** Left out of the default bench/test list (teaching-only variants such as broken kernels). */
   demo?: boolean;
-}
-
-const ceilDiv = (a: number, b: number) => Math.ceil(a / b);
-const f32 = 4;
-
-/** Relative-error tolerance for float32 storage and accumulation. */
-export const F32_TOLERANCE = 1e-4;
-
-/**
- * The naive model with no cache: every multiply-add loads one element of A and one of B from
- * global memory, and each C element is stored once. Intensity: 2 FLOP / 8 bytes = 1/4.
- */
-function naiveModel(s: Shape): CostModel {
-  return { flops: flops(s), bytes: f32 * (2 * s.m * s.n * s.k + s.m * s.n) };
-}
-
-/** A kernel that tiles C into BM x BN blocks loads A N/BN times and B M/BM times. */
-export function tiledModel(s: Shape, bm: number, bn: number): CostModel {
-  const aLoads = s.m * s.k * ceilDiv(s.n, bn);
-  const bLoads = s.k * s.n * ceilDiv(s.m, bm);
-  return { flops: flops(s), bytes: f32 * (aLoads + bLoads + s.m * s.n) };
+  /**
+   * Parameters chosen for this device (e.g. by the autotuner), layered over `params` by the
+   * runner; undefined keeps the defaults.
+   */
+  deviceParams?(device: DeviceSummary): Params | undefined;
 }
 
 export const naive: KernelSpec = {
@@ -93,8 +81,8 @@ export const naive: KernelSpec = {
   tolerance: F32_TOLERANCE,
 };
 
-/** The ladder in story order. */
-export const KERNELS: KernelSpec[] = [naive];
+/** The ladder in story order (demo variants follow the step they belong to). */
+export const KERNELS: KernelSpec[] = [naive, ...LADDER];
 
 /** Find kernels by registry id ("02_naive"), name ("naive") or number ("2" or "02"). */
 export function findKernel(key: string, list: KernelSpec[] = KERNELS): KernelSpec | undefined {

@@ -109,11 +109,16 @@ export function checkKernelFits(gpu: Gpu, spec: KernelSpec, params: Params): voi
   }
 }
 
+/** A kernel's parameters on this device: defaults, then device-tuned ones, then `overrides`. */
+export function kernelParams(gpu: Gpu, spec: KernelSpec, overrides?: Params): Params {
+  return { ...spec.params, ...spec.deviceParams?.(gpu.summary), ...overrides };
+}
+
 /** Compile a kernel with the given tile parameters (as WGSL override constants). */
 export async function prepareKernel(
   gpu: Gpu,
   spec: KernelSpec,
-  params: Params = spec.params,
+  params: Params = kernelParams(gpu, spec),
 ): Promise<PreparedKernel> {
   checkKernelFits(gpu, spec, params);
   const module = await compileWgsl(gpu, await loadKernelSource(spec.file), spec.file);
@@ -150,6 +155,13 @@ function uniform(gpu: Gpu, values: number[]): GPUBuffer {
 }
 
 const roundUp = (x: number, to: number) => Math.ceil(x / to) * to;
+
+/** An f16 copy of `data` padded to whole 4-byte words (writeBuffer moves multiples of 4). */
+function f16Words(data: ArrayLike<number>): Float16Array {
+  const out = new Float16Array(roundUp(data.length, 2));
+  out.set(data);
+  return out;
+}
 
 /** Throws a LimitError if a matrix of rows x cols does not fit one storage binding. */
 export function checkBufferFits(
@@ -219,7 +231,7 @@ export class BoundProblem {
   }
 
   private upload(data: ArrayLike<number>, label: string): GPUBuffer {
-    const typed = this.bytesPer === 2 ? new Float16Array(data) : Float32Array.from(data);
+    const typed = this.bytesPer === 2 ? f16Words(data) : Float32Array.from(data);
     const buf = uploadBuffer(this.gpu, typed, label);
     this.owned.push(buf);
     return buf;
@@ -314,8 +326,11 @@ export class BoundProblem {
       pass.end();
       gpu.device.queue.submit([enc.finish()]);
     });
-    const raw = await readBuffer(gpu, this.c, this.shape.m * this.shape.n * this.bytesPer);
-    return this.bytesPer === 2 ? Float32Array.from(new Float16Array(raw)) : new Float32Array(raw);
+    const elements = this.shape.m * this.shape.n;
+    const raw = await readBuffer(gpu, this.c, roundUp(elements * this.bytesPer, 4));
+    return this.bytesPer === 2
+      ? Float32Array.from(new Float16Array(raw, 0, elements))
+      : new Float32Array(raw);
   }
 
   /** Fill C with a NaN pattern on the GPU (f16 kernels: two NaN halves per word). */
@@ -368,11 +383,11 @@ export async function multiply(
   a: ArrayLike<number>,
   b: ArrayLike<number>,
   shape: Shape,
-  params: Params = spec.params,
+  params?: Params,
 ): Promise<Float32Array> {
   const problem = await BoundProblem.create(
     gpu,
-    await prepareKernel(gpu, spec, params),
+    await prepareKernel(gpu, spec, kernelParams(gpu, spec, params)),
     shape,
     a,
     b,
@@ -420,7 +435,7 @@ export async function runKernel(
   opts: RunOptions = {},
 ): Promise<KernelResult> {
   checkShape(shape);
-  const params = { ...spec.params, ...opts.params };
+  const params = kernelParams(gpu, spec, opts.params);
   const seed = opts.seed ?? freshSeed();
   const model = spec.model(shape, params);
   const result: KernelResult = {

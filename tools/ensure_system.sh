@@ -22,6 +22,8 @@ if [ "$mode" = test ]; then
   need chromium sh -c 'command -v chromium'
   need fonts-dejavu-core has_file /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
   need libopenblas0-pthread sh -c 'ldconfig -p | grep -q libopenblas.so.0'
+  # tests/bench_test.ts builds host stand-ins for libcudart/libcublas to test the cuBLAS FFI.
+  need gcc sh -c 'command -v cc'
 fi
 [ -z "$missing" ] && exit 0
 

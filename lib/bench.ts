@@ -1,0 +1,394 @@
+/**
+ * `deno task bench`: every kernel of the ladder on every size, validated then timed, next to
+ * cuBLAS and TF.js measured in the same process, written to a JSON run record.
+ *
+ *   deno task bench [--kernels naive,2] [--sizes 1024,4096] [--shape 1000x3000x777] [--reps N]
+ *                   [--out FILE] [--no-peers] [--no-ceilings] [--no-cpu] [--tune] [--validate N]
+ *
+ * Progress goes to stderr, the table to stdout. Also bundled to dist/bench.js for GPU hosts
+ * without a package registry (tools/bundle.sh), so every import here must be static.
+ */
+import { type BenchArgs, defaultShapes, parseBenchArgs, USAGE } from "./bench_args.ts";
+import { autotune } from "./autotune.ts";
+import { measureCeilings } from "./ceilings.ts";
+import { DeviceLostError, GemmError, UsageError } from "./errors.ts";
+import { acquireGpu, type Gpu } from "./gpu.ts";
+import { freshSeed, rng, type Shape, shapeLabel } from "./matrix.ts";
+import { openCublas } from "./peers/cublas.ts";
+import { openTfjs } from "./peers/tfjs.ts";
+import { type PeerResult, RECORD_SCHEMA, type RunRecord, type ValidationSweep } from "./record.ts";
+import { currentCommit, recordPath, writeRecord } from "./records.ts";
+import type { KernelSpec } from "./registry.ts";
+import { type KernelResult, runKernel } from "./runner.ts";
+import { loadTuning, tuningUrl } from "./tuning.ts";
+
+/** Error kinds that mean "cannot run here" (recorded as skipped), not "ran and was wrong". */
+const SKIP_KINDS = new Set(["feature", "limit"]);
+
+/** Exit statuses of the bench (also in the usage text). */
+export const EXIT = { ok: 0, failed: 1, usage: 2, deviceLost: 3 } as const;
+
+export interface BenchHooks {
+  /** An already acquired device (tests); acquired here otherwise. */
+  gpu?: Gpu;
+  /** Progress lines (default: stderr). */
+  log?: (line: string) => void;
+  /** Called after each kernel or peer result is recorded. */
+  afterResult?: (result: KernelResult | PeerResult) => void;
+  /** The flags as typed, kept in the record. */
+  argv?: readonly string[];
+}
+
+export interface BenchOutcome {
+  record: RunRecord;
+  /** Where the record was written. */
+  path: string;
+  exitCode: number;
+}
+
+/**
+ * Run the bench described by `args` and write its record. A lost device stops the run; the
+ * record then holds what finished and `complete: false`, and the exit code is EXIT.deviceLost.
+ */
+export async function runBench(args: BenchArgs, hooks: BenchHooks = {}): Promise<BenchOutcome> {
+  const log = hooks.log ?? ((line: string) => console.error(line));
+  const gpu = hooks.gpu ?? await acquireGpu();
+  const shapes = args.shapes ?? defaultShapes(gpu.summary);
+  const record: RunRecord = {
+    schema: RECORD_SCHEMA,
+    date: new Date().toISOString(),
+    commit: await currentCommit(),
+    deno: Deno.version.deno,
+    device: gpu.summary,
+    results: [],
+    peers: [],
+    notes: [
+      `sizes: ${shapes.map(shapeLabel).join(", ")}${args.shapes ? "" : " (adapter defaults)"}`,
+      `kernels: ${args.kernels.map((k) => k.id).join(", ")}`,
+    ],
+    argv: [...(hooks.argv ?? [])],
+    // Set once everything ran: a run killed midway leaves a partial record that says so.
+    complete: false,
+  };
+  const path = args.out ?? recordPath(record);
+  const save = () => writeRecord(record, path);
+  log(`bench: ${gpu.summary.description} (${gpu.summary.software ? "software" : "hardware"})`);
+  const recorded = async (r: KernelResult | PeerResult) => {
+    if (gpu.lostReason !== undefined && !r.validated) {
+      // It failed because the device went away, whatever the error on the way said.
+      Object.assign(r, { errorKind: "device-lost", error: `GPU device lost: ${gpu.lostReason}` });
+    }
+    log(`  ${progressLine(r)}`);
+    hooks.afterResult?.(r);
+    try {
+      gpu.check();
+    } catch (e) {
+      if (isDeviceLost(e, gpu)) throw e;
+      record.notes.push(
+        `GPU error reported after ${nameOf(r)} ${shapeLabel(r)}: ${(e as Error).message}`,
+      );
+    }
+    await save();
+  };
+
+  let lost = false;
+  try {
+    if (args.validate > 0) {
+      record.validation = [];
+      for (const spec of args.kernels) {
+        record.validation.push(await validationSweep(gpu, spec, args.validate, log));
+      }
+    }
+
+    await tuning(gpu, args, shapes, record, log);
+
+    const skipped = new Set<KernelSpec>();
+    let step = 0;
+    const total = args.kernels.length * shapes.length;
+    for (const spec of args.kernels) {
+      for (const shape of shapes) {
+        step++;
+        if (skipped.has(spec)) continue;
+        log(`[${step}/${total}] ${spec.id} ${shapeLabel(shape)}`);
+        const result = await runKernel(gpu, spec, shape, { reps: args.reps });
+        record.results.push(result);
+        if (result.errorKind === "feature") {
+          skipped.add(spec);
+          record.notes.push(`${spec.id} skipped: ${result.error}`);
+        }
+        await recorded(result);
+      }
+    }
+
+    if (args.peers) {
+      await runPeers(gpu, shapes, args, record, log, recorded);
+    } else {
+      record.notes.push("peers not run (--no-peers)");
+    }
+
+    if (args.ceilings) {
+      log("ceilings: bandwidth and FP32 sweeps");
+      try {
+        record.ceilings = await measureCeilings(gpu);
+        await save();
+        log(
+          `  bandwidth ${record.ceilings.bandwidthGBs.toFixed(1)} GB/s, ` +
+            `FP32 ${record.ceilings.fp32Gflops.toFixed(1)} GFLOP/s`,
+        );
+      } catch (e) {
+        if (isDeviceLost(e, gpu)) throw e;
+        record.notes.push(`ceilings failed: ${(e as Error).message}`);
+      }
+    }
+    record.complete = true;
+  } catch (e) {
+    // Stop, but keep what finished: the record is written either way.
+    lost = isDeviceLost(e, gpu);
+    const why = lost && !(e instanceof DeviceLostError)
+      ? `GPU device lost: ${gpu.lostReason}`
+      : (e as Error).message;
+    record.notes.push(`stopped early: ${why}; the record holds the results that finished`);
+    log(`bench: ${record.notes.at(-1)}`);
+  }
+
+  await save();
+  log(`bench: record written to ${path}`);
+  return { record, path, exitCode: lost ? EXIT.deviceLost : exitCodeOf(record) };
+}
+
+/**
+ * With --tune, search the parameter space of every selected kernel that takes device-tuned
+ * parameters (at 4096, or the largest square size of the run) and save the winners; otherwise
+ * note which saved tuning the run uses.
+ */
+async function tuning(
+  gpu: Gpu,
+  args: BenchArgs,
+  shapes: Shape[],
+  record: RunRecord,
+  log: (line: string) => void,
+) {
+  const tunable = args.kernels.filter((k) => k.space && k.deviceParams);
+  const file = tuningUrl(gpu.summary).pathname.replace(/^.*\/(data\/)/, "$1");
+  if (!args.tune) {
+    const saved = loadTuning(gpu.summary);
+    if (tunable.length) {
+      record.notes.push(
+        saved
+          ? `tuned parameters from ${file} (${saved.kernel}, ${saved.date.slice(0, 10)})`
+          : `no tuning saved for this device (${file}): tunable kernels use their defaults`,
+      );
+    }
+    return;
+  }
+  if (!tunable.length) {
+    record.notes.push("--tune: none of the selected kernels has a tuning space");
+    return;
+  }
+  const squares = shapes.filter((s) => s.m === s.k && s.k === s.n).map((s) => s.m);
+  const size = squares.includes(4096) ? 4096 : Math.max(...squares, 64);
+  const results = [];
+  for (const spec of tunable) {
+    log(`tune ${spec.id} at ${size}`);
+    const t = await autotune(gpu, spec, { m: size, k: size, n: size }, {
+      commit: record.commit,
+      log: (line) => log(`  ${line}`),
+    });
+    results.push(t);
+    record.notes.push(
+      `tuned ${spec.id} at ${size}: ${JSON.stringify(t.best.params)} saved to ${file}`,
+    );
+  }
+  record.tuning = results;
+}
+
+/** cuBLAS (FFI) and TF.js (same GPUDevice) on every shape; a missing peer becomes a note. */
+async function runPeers(
+  gpu: Gpu,
+  shapes: Shape[],
+  args: BenchArgs,
+  record: RunRecord,
+  log: (line: string) => void,
+  recorded: (r: PeerResult) => Promise<void>,
+) {
+  const cublas = openCublas();
+  if (typeof cublas === "string") {
+    record.notes.push(cublas);
+    log(`peers: ${cublas}`);
+  } else {
+    record.notes.push(`cuBLAS: ${cublas.details.mathMode}; cuBLAS ${cublas.details.cublasVersion}`);
+    try {
+      for (const shape of shapes) {
+        log(`peer cublas ${shapeLabel(shape)}`);
+        const r = cublas.run(shape, { reps: args.reps });
+        record.peers.push(r);
+        await recorded(r);
+      }
+    } finally {
+      cublas.close();
+    }
+  }
+
+  let tfjs;
+  try {
+    tfjs = await openTfjs(gpu);
+  } catch (e) {
+    if (isDeviceLost(e, gpu)) throw e;
+    record.notes.push(`TF.js peer skipped: ${(e as Error).message}`);
+    return;
+  }
+  try {
+    for (const shape of shapes) {
+      log(`peer tfjs-webgpu ${shapeLabel(shape)}`);
+      const r = await tfjs.run(shape, { reps: args.reps });
+      record.peers.push(r);
+      await recorded(r);
+    }
+  } finally {
+    tfjs.close();
+  }
+}
+
+/** Check one kernel (no timing) on `count` random shapes, 1..300 per dimension. */
+async function validationSweep(
+  gpu: Gpu,
+  spec: KernelSpec,
+  count: number,
+  log: (line: string) => void,
+): Promise<ValidationSweep> {
+  const next = rng(freshSeed());
+  const dim = () => 1 + Math.floor(next() * 300);
+  const sweep: ValidationSweep = {
+    kernel: spec.id,
+    shapes: 0,
+    passed: 0,
+    maxRelErr: 0,
+    failures: [],
+  };
+  for (let i = 0; i < count; i++) {
+    const shape = { m: dim(), k: dim(), n: dim() };
+    const r = await runKernel(gpu, spec, shape, { skipTiming: true });
+    if (r.errorKind === "feature") {
+      sweep.failures.push({ ...shape, error: `skipped: ${r.error}` });
+      break;
+    }
+    sweep.shapes++;
+    if (r.validated) sweep.passed++;
+    else sweep.failures.push({ ...shape, error: `${r.errorKind}: ${r.error}` });
+    sweep.maxRelErr = Math.max(sweep.maxRelErr, Number.isNaN(r.relErr) ? Infinity : r.relErr);
+    gpu.check();
+  }
+  log(`validate ${spec.id}: ${sweep.passed}/${sweep.shapes} random shapes passed`);
+  return sweep;
+}
+
+function isDeviceLost(e: unknown, gpu: Gpu): boolean {
+  return e instanceof DeviceLostError || gpu.lostReason !== undefined;
+}
+
+/** 1 if the run stopped early or any result failed (skips excepted), else 0. */
+export function exitCodeOf(record: RunRecord): number {
+  if (record.complete === false) return EXIT.failed;
+  const failed = [...record.results, ...record.peers].some((r) =>
+    !r.validated && !SKIP_KINDS.has(r.errorKind ?? "")
+  );
+  const sweepFailed = record.validation?.some((v) => v.passed < v.shapes);
+  return failed || sweepFailed ? EXIT.failed : EXIT.ok;
+}
+
+function nameOf(r: KernelResult | PeerResult): string {
+  return "peer" in r ? `peer:${r.peer}` : r.kernel;
+}
+
+function progressLine(r: KernelResult | PeerResult): string {
+  const what = `${nameOf(r)} ${shapeLabel(r)}`;
+  if (!r.validated) return `${what}: ${statusOf(r)}`;
+  if (r.medianMs === undefined) return `${what}: validated (relErr ${fmtErr(r.relErr)})`;
+  return `${what}: ${r.medianMs.toFixed(3)} ms, ${r.gflops!.toFixed(1)} GFLOP/s, ` +
+    `relErr ${fmtErr(r.relErr)}`;
+}
+
+function statusOf(r: KernelResult | PeerResult): string {
+  const kind = r.errorKind ?? "error";
+  return `${SKIP_KINDS.has(kind) ? "skipped" : "FAILED"} (${kind}): ${r.error ?? "not validated"}`;
+}
+
+const fmtErr = (x: number) => Number.isFinite(x) ? x.toExponential(1) : "NaN";
+
+/**
+ * The results as a text table: kernel, shape, median ms, GFLOP/s, % of cuBLAS (or of the
+ * fastest validated peer at that shape when cuBLAS did not run), relative error. Failed and
+ * skipped rows show why instead of a speed.
+ */
+export function formatTable(record: RunRecord): string {
+  const rows: string[][] = [["kernel", "shape", "median ms", "GFLOP/s", "% of ref", "rel err"]];
+  const notes: string[] = [];
+  for (const r of [...record.results, ...record.peers]) {
+    const row = [nameOf(r), shapeLabel(r)];
+    if (!r.validated || r.medianMs === undefined || r.gflops === undefined) {
+      row.push(r.validated ? "validated, not timed" : statusOf(r).slice(0, 160));
+      rows.push(row);
+      continue;
+    }
+    const ref = referenceFor(record, r);
+    row.push(
+      r.medianMs.toFixed(3),
+      r.gflops.toFixed(1),
+      ref ? `${(100 * r.gflops / ref.gflops!).toFixed(1)}% ${ref.peer}` : "-",
+      fmtErr(r.relErr),
+    );
+    rows.push(row);
+  }
+  if (!record.peers.some((p) => p.peer === "cublas" && p.validated)) {
+    notes.push("ref: cuBLAS did not run; % is of the fastest validated peer at the same shape");
+  }
+  if (record.complete === false) notes.push("INCOMPLETE: the run stopped early (see notes)");
+  const widths = rows[0].map((_, c) =>
+    Math.max(...rows.filter((r) => r.length > 3 || c < 2).map((r) => (r[c] ?? "").length))
+  );
+  const line = (r: string[]) =>
+    r.length <= 3
+      ? `${r[0].padEnd(widths[0])}  ${r[1].padEnd(widths[1])}  ${r[2]}`
+      : r.map((cell, c) => c < 2 ? cell.padEnd(widths[c]) : cell.padStart(widths[c])).join("  ");
+  return [
+    `${record.device.description} | ${record.date} | commit ${record.commit}`,
+    ...rows.map(line),
+    ...notes,
+  ].join("\n");
+}
+
+/** cuBLAS at the same shape, else the fastest validated peer there. */
+function referenceFor(record: RunRecord, r: KernelResult | PeerResult): PeerResult | undefined {
+  const same = record.peers.filter((p) =>
+    p.validated && p.gflops !== undefined && p.m === r.m && p.k === r.k && p.n === r.n
+  );
+  return same.find((p) => p.peer === "cublas") ??
+    same.sort((a, b) => b.gflops! - a.gflops!)[0];
+}
+
+/** CLI entry: parse, run, print the table; returns the exit status. */
+export async function main(argv: readonly string[]): Promise<number> {
+  let args: BenchArgs;
+  try {
+    args = parseBenchArgs(argv);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    console.error(`bench: ${e.message}`);
+    return EXIT.usage;
+  }
+  if (args.help) {
+    console.log(USAGE);
+    return EXIT.ok;
+  }
+  try {
+    const { record, exitCode } = await runBench(args, { argv });
+    console.log(formatTable(record));
+    return exitCode;
+  } catch (e) {
+    if (!(e instanceof GemmError)) throw e;
+    console.error(`bench: ${e.message}`);
+    return EXIT.failed;
+  }
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -1,0 +1,202 @@
+/**
+ * Command-line flags of `deno task bench`: parsed strictly, so a typo is a UsageError with the
+ * usage text rather than a silently different run.
+ */
+import { UsageError } from "./errors.ts";
+import type { DeviceSummary } from "./gpu.ts";
+import { checkShape, type Shape } from "./matrix.ts";
+import { findKernel, KERNELS, type KernelSpec } from "./registry.ts";
+
+/** What one bench run should do. */
+export interface BenchArgs {
+  /** Kernels in story order (default: every non-demo kernel of the registry). */
+  kernels: KernelSpec[];
+  /** Shapes to run; undefined means the adapter's defaults (see defaultShapes). */
+  shapes?: Shape[];
+  /** Exact timed repetitions per result; undefined lets the timer fill its time budget. */
+  reps?: number;
+  /** Record path; undefined means data/runs/<device-slug>-<date>.json. */
+  out?: string;
+  /** Measure cuBLAS, TF.js and OpenBLAS as well. */
+  peers: boolean;
+  /** Measure the bandwidth and FP32 ceilings for the roofline. */
+  ceilings: boolean;
+  /** Run the CPU suite (our CPU matmuls, block-size sweep). */
+  cpu: boolean;
+  /** Run the autotuner's search before timing the autotuned kernel. */
+  tune: boolean;
+  /** Validate every kernel on this many random shapes (1..300 per dimension) before timing. */
+  validate: number;
+  help: boolean;
+}
+
+export const USAGE = `Usage: deno task bench [flags]
+
+  --kernels LIST   registry names, ids or numbers, comma-separated (naive,2,02_naive);
+                   "all" includes demo kernels; default: every non-demo kernel
+  --sizes LIST     square sizes, comma-separated (1024,4096)
+  --shape MxKxN    one M x K times K x N product; repeatable; adds to --sizes
+                   (default sizes: chosen from the adapter)
+  --reps N         timed repetitions per result (default: fill a ~0.4 s GPU-time budget)
+  --out FILE       where the JSON run record goes (default data/runs/<device>-<date>.json)
+  --no-peers       skip cuBLAS, TF.js WebGPU and OpenBLAS
+  --no-ceilings    skip the bandwidth / FP32 ceiling measurements
+  --no-cpu         skip the CPU suite
+  --tune           run the autotuner's search (slow) instead of reusing saved tuning
+  --validate N     also check every kernel on N random shapes (1..300 per dimension)
+  --help           this text
+
+Progress goes to stderr, the results table to stdout. Exit status: 0 all validated,
+1 a result failed, 2 usage error, 3 the GPU device was lost (record holds what finished).`;
+
+/** Parse bench flags; throws UsageError (message plus usage text) on anything malformed. */
+export function parseBenchArgs(argv: readonly string[], registry = KERNELS): BenchArgs {
+  const args: BenchArgs = {
+    kernels: registry.filter((k) => !k.demo),
+    peers: true,
+    ceilings: true,
+    cpu: true,
+    tune: false,
+    validate: 0,
+    help: false,
+  };
+  const sizes: Shape[] = [];
+  let sawShapes = false;
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i].includes("=") ? splitOnce(argv[i]) : [argv[i], undefined];
+    const value = () => {
+      const v = inline ?? argv[++i];
+      if (v === undefined || v === "") fail(`${flag} needs a value`);
+      return v;
+    };
+    const noValue = () => {
+      if (inline !== undefined) fail(`${flag} takes no value`);
+    };
+    switch (flag) {
+      case "--kernels":
+        args.kernels = parseKernels(value(), registry);
+        break;
+      case "--sizes":
+        sawShapes = true;
+        for (const n of value().split(",")) sizes.push(square(parseDim(n, "--sizes")));
+        break;
+      case "--shape":
+        sawShapes = true;
+        sizes.push(parseShape(value()));
+        break;
+      case "--reps":
+        args.reps = parseDim(value(), "--reps");
+        break;
+      case "--validate":
+        args.validate = parseDim(value(), "--validate");
+        break;
+      case "--out":
+        args.out = value();
+        break;
+      case "--no-peers":
+        noValue();
+        args.peers = false;
+        break;
+      case "--no-ceilings":
+        noValue();
+        args.ceilings = false;
+        break;
+      case "--no-cpu":
+        noValue();
+        args.cpu = false;
+        break;
+      case "--tune":
+        noValue();
+        args.tune = true;
+        break;
+      case "--help":
+      case "-h":
+        noValue();
+        args.help = true;
+        break;
+      default:
+        fail(`unknown flag ${JSON.stringify(argv[i])}`);
+    }
+  }
+  if (sawShapes) args.shapes = dedupe(sizes);
+  return args;
+}
+
+/**
+ * Sizes a run uses when none are given. Software adapters are thousands of times slower, so
+ * they get small sizes that finish in about a minute; a real GPU gets the tutorial's sizes plus
+ * the odd shapes that prove edge handling costs little (issue 3).
+ */
+export function defaultShapes(device: Pick<DeviceSummary, "software">): Shape[] {
+  if (device.software) return [64, 128, 256].map(square);
+  return [
+    ...[1024, 2048, 4096, 8192].map(square),
+    square(4095),
+    square(4097),
+    { m: 1000, k: 3000, n: 777 },
+  ];
+}
+
+function fail(message: string): never {
+  throw new UsageError(`${message}\n\n${USAGE}`);
+}
+
+function splitOnce(arg: string): [string, string] {
+  const at = arg.indexOf("=");
+  return [arg.slice(0, at), arg.slice(at + 1)];
+}
+
+function square(n: number): Shape {
+  return { m: n, k: n, n };
+}
+
+/** A positive integer in plain decimal; anything else (0, -3, 1.5, NaN, 1e3, "") is a usage error. */
+function parseDim(text: string, flag: string): number {
+  const t = text.trim();
+  if (!/^\d+$/.test(t) || Number(t) < 1) {
+    fail(`${flag}: ${JSON.stringify(text)} is not a positive integer`);
+  }
+  const n = Number(t);
+  try {
+    checkShape({ m: n, k: 1, n: 1 });
+  } catch (e) {
+    fail(`${flag}: ${(e as Error).message}`);
+  }
+  return n;
+}
+
+function parseShape(text: string): Shape {
+  const parts = text.toLowerCase().split("x");
+  if (parts.length !== 3) {
+    fail(`--shape: ${JSON.stringify(text)} is not MxKxN (e.g. 1000x3000x777)`);
+  }
+  const [m, k, n] = parts.map((p) => parseDim(p, "--shape"));
+  return { m, k, n };
+}
+
+function parseKernels(text: string, registry: KernelSpec[]): KernelSpec[] {
+  if (text.trim().toLowerCase() === "all") return [...registry];
+  const picked = new Set<KernelSpec>();
+  for (const key of text.split(",")) {
+    const spec = findKernel(key, registry);
+    if (!spec) {
+      fail(
+        `--kernels: unknown kernel ${JSON.stringify(key)}; known: ` +
+          registry.map((k) => `${k.id} (${k.name})`).join(", "),
+      );
+    }
+    picked.add(spec);
+  }
+  // Story order, whatever order the flag listed them in.
+  return registry.filter((k) => picked.has(k));
+}
+
+function dedupe(shapes: Shape[]): Shape[] {
+  const seen = new Set<string>();
+  return shapes.filter((s) => {
+    const key = `${s.m}x${s.k}x${s.n}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}

@@ -1,0 +1,101 @@
+/**
+ * Every chart a run record can feed, built in one call (the export task and the summary
+ * notebook use it). A chart whose data the record lacks is skipped with the reason.
+ */
+import type { RunRecord } from "../record.ts";
+import { KERNELS, type KernelSpec } from "../registry.ts";
+import { autotuneChart, type TuneTrial } from "./autotune.ts";
+import { cpuModelRows } from "../cpu.ts";
+import { type Chart, isSquare, measured, peerLabel, shapeLabel, sourceLabel } from "./common.ts";
+import {
+  cpuChart,
+  type CpuChartData,
+  type CpuImplRow,
+  type CpuModelRow,
+  type CpuSweepRow,
+} from "./cpu.ts";
+import { intensityChart, modeledIntensity } from "./intensity.ts";
+import { ladderChart } from "./ladder.ts";
+import { rooflineChart } from "./roofline.ts";
+import { scalingChart } from "./scaling.ts";
+
+/**
+ * The record's CPU section as chart rows. Expected shape (written by the bench):
+ * `cpu: { sweep?: CpuSweepRow[], impls?: CpuImplRow[], model?: CpuModelRow[] }`; the OpenBLAS
+ * peers of the record are added to the implementation bars.
+ */
+export function cpuData(record: RunRecord): CpuChartData {
+  const cpu = (record.cpu ?? {}) as {
+    sweep?: CpuSweepRow[];
+    impls?: CpuImplRow[];
+    model?: CpuModelRow[];
+  };
+  const blas = measured(record.peers).filter((p) => p.peer.startsWith("openblas") && isSquare(p))
+    .map((p) => ({ impl: peerLabel(p.peer), n: p.n, gflops: p.gflops! }));
+  const impls = [...(cpu.impls ?? []), ...blas];
+  const sizes = [...new Set([...(cpu.sweep ?? []), ...impls].map((r) => r.n))].sort((a, b) =>
+    a - b
+  );
+  return {
+    sweep: cpu.sweep,
+    impls,
+    // The lecture's access model at the sizes that were measured.
+    model: cpu.model ?? (sizes.length ? cpuModelRows(sizes) : undefined),
+    source: sourceLabel(record),
+  };
+}
+
+/** A tuning search as the record holds it (lib/tuning.ts TuningRecord, or any `{ trials }`). */
+interface TuningSection {
+  kernel?: string;
+  shape?: { m: number; k: number; n: number };
+  trials: TuneTrial[];
+}
+
+/** The record's tuning section: one search or a list of them (one per kernel). */
+export function tuningData(record: RunRecord): TuningSection[] {
+  const t = record.tuning as TuningSection | TuningSection[] | undefined;
+  if (!t) return [];
+  return (Array.isArray(t) ? t : [t]).filter((x) => Array.isArray(x?.trials));
+}
+
+export interface AllChartsOptions {
+  /** The reader's live run, drawn on the roofline beside the record. */
+  live?: RunRecord;
+  /** Kernels whose models the intensity chart shows (default: the whole registry). */
+  kernels?: readonly KernelSpec[];
+}
+
+/** Build every chart the record has data for. */
+export function allCharts(
+  record: RunRecord,
+  opts: AllChartsOptions = {},
+): { charts: Chart[]; skipped: { name: string; reason: string }[] } {
+  const charts: Chart[] = [];
+  const skipped: { name: string; reason: string }[] = [];
+  const attempt = (name: string, build: () => Chart) => {
+    try {
+      charts.push(build());
+    } catch (e) {
+      skipped.push({ name, reason: (e as Error).message });
+    }
+  };
+  attempt("roofline", () => rooflineChart(opts.live ? [record, opts.live] : record));
+  attempt("ladder", () => ladderChart(record));
+  attempt("scaling", () => scalingChart(record));
+  const sizes = [...new Set(measured(record.results).filter(isSquare).map((r) => r.n))];
+  // Teaching-only variants (deliberately broken kernels) have no place in the model chart.
+  const kernels = opts.kernels ?? KERNELS.filter((k) => !k.demo);
+  attempt("intensity", () => intensityChart(modeledIntensity(kernels, sizes)));
+  attempt("cpu", () => cpuChart(cpuData(record)));
+  const tunings = tuningData(record);
+  if (!tunings.length) skipped.push({ name: "autotune", reason: "no tuning trials in the record" });
+  tunings.forEach((t, i) =>
+    attempt(`autotune${i ? `-${i}` : ""}`, () => {
+      const at = t.shape ? ` · searched at ${shapeLabel(t.shape)}` : "";
+      const chart = autotuneChart(t.trials, { kernel: t.kernel, source: sourceLabel(record) + at });
+      return i ? { ...chart, name: `autotune-${t.kernel ?? i}` } : chart;
+    })
+  );
+  return { charts, skipped };
+}

@@ -1,0 +1,113 @@
+/**
+ * The CPU side: the cache-blocking sweep in the lecture's style (block 0 = unblocked, block 1 =
+ * all loop overhead), our matmuls beside OpenBLAS, and the lecture's access model.
+ */
+import { SCHEMA, VEGA_CONFIG, type VegaChart, type VegaLiteSpec } from "./common.ts";
+
+/** One point of the block-size sweep; block 0 is the unblocked loop. */
+export interface CpuSweepRow {
+  n: number;
+  block: number;
+  gflops: number;
+}
+
+/** One CPU implementation at one size ("naive ijk", "ikj", "blocked 64", "OpenBLAS 1 thread"). */
+export interface CpuImplRow {
+  impl: string;
+  n: number;
+  gflops: number;
+}
+
+/** The lecture's model at size n: FLOPs 2N^3, unique accesses 3N^2, all accesses 4N^3. */
+export interface CpuModelRow {
+  n: number;
+  /** e.g. "unique accesses (3N²)" */
+  series: string;
+  value: number;
+}
+
+export interface CpuChartData {
+  sweep?: CpuSweepRow[];
+  impls?: CpuImplRow[];
+  model?: CpuModelRow[];
+  /** Where the numbers come from (machine, date, commit), shown as the subtitle. */
+  source?: string;
+}
+
+/** Up to three panels, each drawn only when its rows are given. */
+export function cpuChart(data: CpuChartData): VegaChart {
+  const panels: VegaLiteSpec[] = [];
+  if (data.sweep?.length) {
+    panels.push({
+      title: "Cache blocking: block-size sweep (block 0 = unblocked)",
+      width: 520,
+      height: 260,
+      data: { values: data.sweep },
+      mark: { type: "line", point: true },
+      encoding: {
+        x: { field: "block", type: "ordinal", title: "Block size (elements)" },
+        y: { field: "gflops", type: "quantitative", title: "GFLOP/s (measured)" },
+        color: { field: "n", type: "ordinal", title: "N" },
+        tooltip: [
+          { field: "n", title: "N" },
+          { field: "block", title: "block" },
+          { field: "gflops", title: "GFLOP/s", format: ".3~g" },
+        ],
+      },
+    } as VegaLiteSpec);
+  }
+  if (data.impls?.length) {
+    const n = Math.max(...data.impls.map((r) => r.n));
+    panels.push({
+      title: `CPU implementations at N = ${n}`,
+      width: 520,
+      height: { step: 24 },
+      data: { values: data.impls.filter((r) => r.n === n) },
+      encoding: {
+        y: { field: "impl", type: "nominal", sort: "-x", title: null },
+        x: { field: "gflops", type: "quantitative", title: "GFLOP/s (measured)" },
+        tooltip: [
+          { field: "impl", title: "implementation" },
+          { field: "gflops", title: "GFLOP/s", format: ".3~g" },
+        ],
+      },
+      layer: [
+        { mark: "bar" },
+        {
+          mark: { type: "text", align: "left", dx: 3, fontSize: 10 },
+          encoding: { text: { field: "gflops", type: "quantitative", format: ".3~g" } },
+        },
+      ],
+    } as VegaLiteSpec);
+  }
+  if (data.model?.length) {
+    panels.push({
+      title: "Memory accesses: unique (perfect cache) vs all (no cache)",
+      width: 520,
+      height: 240,
+      data: { values: data.model },
+      mark: { type: "line", point: true },
+      encoding: {
+        x: { field: "n", type: "quantitative", scale: { type: "log", base: 2 }, title: "N" },
+        y: { field: "value", type: "quantitative", scale: { type: "log" }, title: "Count" },
+        color: { field: "series", type: "nominal", title: null },
+        tooltip: [
+          { field: "series" },
+          { field: "n", title: "N" },
+          { field: "value", format: ".3~s" },
+        ],
+      },
+    } as VegaLiteSpec);
+  }
+  if (!panels.length) throw new Error("no CPU measurements to chart");
+  return {
+    kind: "vega-lite",
+    name: "cpu",
+    spec: {
+      $schema: SCHEMA,
+      title: { text: "Matrix multiply on the CPU", subtitle: data.source ?? "" },
+      config: VEGA_CONFIG,
+      vconcat: panels,
+    } as VegaLiteSpec,
+  };
+}

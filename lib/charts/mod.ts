@@ -1,0 +1,15 @@
+/**
+ * Charts, rendering and notebook display: a separate entry from lib/mod.ts because it pulls in
+ * vega, vega-lite and resvg (npm), which the GPU-host bench bundle does not need.
+ *   import { allCharts, show } from "../lib/charts/mod.ts";
+ */
+export * from "./common.ts";
+export * from "./roofline.ts";
+export * from "./ladder.ts";
+export * from "./scaling.ts";
+export * from "./intensity.ts";
+export * from "./cpu.ts";
+export * from "./autotune.ts";
+export * from "./all.ts";
+export * from "../render.ts";
+export * from "../display.ts";

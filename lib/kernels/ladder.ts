@@ -1,0 +1,286 @@
+/**
+ * The GPU ladder after the naive kernel: one entry per step (03..12) plus the teaching-only
+ * variants (`demo: true`). Each entry names its WGSL file, default tile parameters (the file's
+ * `override` constants), launch geometry, workgroup memory, padding needs and cost model.
+ */
+import type { KernelSpec, Params } from "../registry.ts";
+import type { Shape } from "../matrix.ts";
+import { tunedParams } from "../tuning.ts";
+import { ceilDiv, F32_TOLERANCE, naiveModel, paddedTiledModel, tiledModel } from "./cost.ts";
+
+const F32 = 4;
+const ANY = { m: 1, n: 1, k: 1 };
+/** vec4 rows of A and B need K and N to be multiples of 4; M is free. */
+const VEC4 = { m: 1, n: 4, k: 4 };
+
+/** Launch grid for kernels that tile C into BM x BN blocks (x over columns, y over rows). */
+const blockGrid = (s: Shape, p: Params): [number, number, number] => [
+  ceilDiv(s.n, p.BN),
+  ceilDiv(s.m, p.BM),
+  1,
+];
+
+/** Invocations of the kernels where each one owns an 8 x 8 block of C. */
+const threads8x8 = (p: Params) => (p.BM / 8) * (p.BN / 8);
+
+function need(...rules: [boolean, string][]): string | undefined {
+  return rules.find(([ok]) => !ok)?.[1];
+}
+
+export const coalesce: KernelSpec = {
+  id: "03_coalesce",
+  number: 3,
+  name: "coalesce",
+  title: "Coalesced",
+  idea: "x walks the columns of C, so a subgroup reads one contiguous run of B and writes one of C.",
+  file: "03_coalesce.wgsl",
+  entryPoint: "main",
+  params: { WG: 16 },
+  space: { WG: [8, 16, 32] },
+  invalid: (p) => need([p.WG * p.WG <= 1024, "WG * WG must be at most 1024"]),
+  workgroupSize: (p) => [p.WG, p.WG, 1],
+  dispatch: (s, p) => [ceilDiv(s.n, p.WG), ceilDiv(s.m, p.WG), 1],
+  workgroupStorageBytes: () => 0,
+  align: () => ANY,
+  model: naiveModel,
+  requiredFeatures: [],
+  precision: "f32",
+  tolerance: F32_TOLERANCE,
+};
+
+export const tiled: KernelSpec = {
+  id: "04_tiled",
+  number: 4,
+  name: "tiled",
+  title: "Workgroup tiles",
+  idea: "Stage TILE x TILE tiles of A and B in workgroup memory, guarded by two barriers.",
+  file: "04_tiled.wgsl",
+  entryPoint: "main",
+  params: { TILE: 16, RAW_BARRIER: 1, WAR_BARRIER: 1 },
+  space: { TILE: [8, 16, 32] },
+  invalid: (p) => need([p.TILE * p.TILE <= 1024, "TILE * TILE must be at most 1024"]),
+  workgroupSize: (p) => [p.TILE, p.TILE, 1],
+  dispatch: (s, p) => [ceilDiv(s.n, p.TILE), ceilDiv(s.m, p.TILE), 1],
+  workgroupStorageBytes: (p) => 2 * p.TILE * p.TILE * F32,
+  align: () => ANY,
+  model: (s, p) => tiledModel(s, p.TILE, p.TILE),
+  requiredFeatures: [],
+  precision: "f32",
+  tolerance: F32_TOLERANCE,
+};
+
+/** 04 without the read-after-write barrier: invocations read tiles others have not written. */
+export const tiledNoRawBarrier: KernelSpec = {
+  ...tiled,
+  id: "04_tiled_no_raw_barrier",
+  name: "tiled_no_raw_barrier",
+  title: "Tiles, RAW barrier missing (broken on purpose)",
+  idea: "Drop the barrier between writing a tile and reading it: a race the validation catches.",
+  params: { ...tiled.params, RAW_BARRIER: 0 },
+  space: undefined,
+  demo: true,
+};
+
+/** 04 without the write-after-read barrier: the next tile overwrites one still being read. */
+export const tiledNoWarBarrier: KernelSpec = {
+  ...tiled,
+  id: "04_tiled_no_war_barrier",
+  name: "tiled_no_war_barrier",
+  title: "Tiles, WAR barrier missing (broken on purpose)",
+  idea: "Drop the barrier before overwriting a tile: fast invocations clobber data still in use.",
+  params: { ...tiled.params, WAR_BARRIER: 0 },
+  space: undefined,
+  demo: true,
+};
+
+export const blocktile1d: KernelSpec = {
+  id: "05_blocktile_1d",
+  number: 5,
+  name: "blocktile_1d",
+  title: "1D blocktiling",
+  idea: "Each invocation computes 8 outputs of one column, reusing each B value 8 times.",
+  file: "05_blocktile_1d.wgsl",
+  entryPoint: "main",
+  params: { BM: 64, BN: 64, BK: 8 },
+  space: { BM: [32, 64, 128], BN: [32, 64, 128], BK: [8, 16] },
+  invalid: (p) =>
+    need(
+      [p.BM % 8 === 0, "BM must be a multiple of 8"],
+      [p.BM * p.BN / 8 <= 1024, "BM * BN / 8 invocations must be at most 1024"],
+    ),
+  workgroupSize: (p) => [p.BM * p.BN / 8, 1, 1],
+  dispatch: blockGrid,
+  workgroupStorageBytes: (p) => (p.BM * p.BK + p.BK * p.BN) * F32,
+  align: () => ANY,
+  model: (s, p) => tiledModel(s, p.BM, p.BN),
+  requiredFeatures: [],
+  precision: "f32",
+  tolerance: F32_TOLERANCE,
+};
+
+const blocktile2dInvalid = (p: Params) =>
+  need(
+    [p.BM % 8 === 0 && p.BN % 8 === 0, "BM and BN must be multiples of 8"],
+    [threads8x8(p) <= 1024, "(BM / 8) * (BN / 8) invocations must be at most 1024"],
+  );
+
+export const blocktile2d: KernelSpec = {
+  id: "06_blocktile_2d",
+  number: 6,
+  name: "blocktile_2d",
+  title: "2D blocktiling",
+  idea: "Each invocation computes an 8 x 8 block of C in 16 named vec4 registers.",
+  file: "06_blocktile_2d.wgsl",
+  entryPoint: "main",
+  params: { BM: 128, BN: 128, BK: 8 },
+  space: { BM: [64, 128], BN: [64, 128], BK: [8, 16] },
+  invalid: blocktile2dInvalid,
+  workgroupSize: (p) => [threads8x8(p), 1, 1],
+  dispatch: blockGrid,
+  workgroupStorageBytes: (p) => (p.BM * p.BK + p.BK * p.BN) * F32,
+  align: () => ANY,
+  model: (s, p) => tiledModel(s, p.BM, p.BN),
+  requiredFeatures: [],
+  precision: "f32",
+  tolerance: F32_TOLERANCE,
+};
+
+/** 06 written with function-local arrays indexed in loops: same result, local-memory speed. */
+export const blocktile2dLocalArray: KernelSpec = {
+  ...blocktile2d,
+  id: "06_blocktile_2d_local_array",
+  name: "blocktile_2d_local_array",
+  title: "2D blocktiling, accumulators in a local array",
+  idea: "The same 8 x 8 block in array<array<f32, 8>, 8> indexed in loops: watch it slow down.",
+  file: "06_blocktile_2d_local_array.wgsl",
+  space: undefined,
+  demo: true,
+};
+
+const vec4Invalid = (p: Params) =>
+  blocktile2dInvalid(p) ?? need([p.BK % 4 === 0, "BK must be a multiple of 4 (vec4 rows)"]);
+
+export const vectorize: KernelSpec = {
+  id: "07_vectorize",
+  number: 7,
+  name: "vectorize",
+  title: "Vectorized (vec4)",
+  idea: "16-byte loads and stores, and A transposed in workgroup memory so its reads are vec4 too.",
+  file: "07_vectorize.wgsl",
+  entryPoint: "main",
+  params: { BM: 128, BN: 128, BK: 8 },
+  space: { BM: [64, 128], BN: [64, 128], BK: [8, 16] },
+  invalid: vec4Invalid,
+  workgroupSize: (p) => [threads8x8(p), 1, 1],
+  dispatch: blockGrid,
+  workgroupStorageBytes: (p) => (p.BM * p.BK + p.BK * p.BN) * F32,
+  align: () => VEC4,
+  model: (s, p) => paddedTiledModel(s, p.BM, p.BN, VEC4),
+  requiredFeatures: [],
+  precision: "f32",
+  tolerance: F32_TOLERANCE,
+};
+
+/** Workgroup bytes of one A (transposed, padded) and one B tile. */
+const paddedTileBytes = (p: Params) => (p.BK * (p.BM + 4 * p.PAD) + p.BK * p.BN) * F32;
+
+export const bankConflicts: KernelSpec = {
+  ...vectorize,
+  id: "08_bank_conflicts",
+  number: 8,
+  name: "bank_conflicts",
+  title: "Bank-conflict-free",
+  idea: "Neighbouring invocations read neighbouring vec4s, and the A tile is padded by one vec4.",
+  file: "08_bank_conflicts.wgsl",
+  params: { BM: 128, BN: 128, BK: 8, PAD: 1 },
+  space: { BM: [64, 128], BN: [64, 128], BK: [8, 16], PAD: [0, 1] },
+  workgroupStorageBytes: paddedTileBytes,
+};
+
+const warpTileInvalid = (p: Params) =>
+  vec4Invalid(p) ??
+    need([p.BM % 32 === 0 && p.BN % 64 === 0, "BM must be a multiple of 32 and BN of 64"]);
+
+export const subgroupTiling: KernelSpec = {
+  ...bankConflicts,
+  id: "09_subgroup_tiling",
+  number: 9,
+  name: "subgroup_tiling",
+  title: "Subgroup (warp) tiling",
+  idea: "Each group of 32 invocations owns a 32 x 64 block: fewer distinct reads per subgroup.",
+  file: "09_subgroup_tiling.wgsl",
+  invalid: warpTileInvalid,
+};
+
+/** vec4 loads per invocation per tile in the double-buffered kernel: [of A, of B]. */
+export function loadsPerInvocation(p: Params): [number, number] {
+  const t = threads8x8(p);
+  return [p.BM * p.BK / 4 / t, p.BK * p.BN / 4 / t];
+}
+
+const doubleBufferInvalid = (p: Params) =>
+  warpTileInvalid(p) ??
+    need(
+      [
+        loadsPerInvocation(p).every((l) => Number.isInteger(l) && l >= 1 && l <= 4),
+        "each invocation must load 1 to 4 whole vec4s of A and of B per tile",
+      ],
+      [threads8x8(p) <= 512, "at most 512 invocations (more would cap registers below 128)"],
+    );
+
+export const doubleBuffer: KernelSpec = {
+  ...subgroupTiling,
+  id: "10_double_buffer",
+  number: 10,
+  name: "double_buffer",
+  title: "Double buffering",
+  idea: "Prefetch the next tile into registers while computing this one; one barrier per tile.",
+  file: "10_double_buffer.wgsl",
+  invalid: doubleBufferInvalid,
+  workgroupStorageBytes: (p) => 2 * paddedTileBytes(p),
+};
+
+export const autotuned: KernelSpec = {
+  ...doubleBuffer,
+  id: "11_autotune",
+  number: 11,
+  name: "autotune",
+  title: "Autotuned",
+  idea: "The 10 kernel with tile sizes searched on this device (data/tuning/<device>.json).",
+  space: { BM: [64, 128, 256], BN: [64, 128, 256], BK: [8, 16, 32], PAD: [0, 1] },
+  deviceParams: tunedParams,
+};
+
+export const f16: KernelSpec = {
+  ...doubleBuffer,
+  id: "12_f16",
+  number: 12,
+  name: "f16",
+  title: "f16 storage",
+  idea: "A, B and C as 16-bit floats (half the bytes), f32 multiply-adds; its own accuracy.",
+  file: "12_f16.wgsl",
+  space: undefined,
+  align: () => ANY,
+  model: (s, p) => tiledModel(s, p.BM, p.BN, 2),
+  requiredFeatures: ["shader-f16"],
+  precision: "f16",
+  // Inputs and output rounded to f16 (unit roundoff 2^-11 ~ 4.9e-4): ~5e-4 expected.
+  tolerance: 2e-3,
+};
+
+/** Steps 03..12 and their demo variants, in story order. */
+export const LADDER: KernelSpec[] = [
+  coalesce,
+  tiled,
+  tiledNoRawBarrier,
+  tiledNoWarBarrier,
+  blocktile1d,
+  blocktile2d,
+  blocktile2dLocalArray,
+  vectorize,
+  bankConflicts,
+  subgroupTiling,
+  doubleBuffer,
+  autotuned,
+  f16,
+];

@@ -1,0 +1,365 @@
+/**
+ * Teaching demonstrations the notebooks run live: Deno's sync floor against GPU timestamps,
+ * WebGPU's workgroup-size validation, which addresses a subgroup touches under each index
+ * mapping, and what happens to a tiled kernel when a dimension is not a tile multiple.
+ */
+import { GemmError } from "./errors.ts";
+import { type Gpu, loadKernelSource } from "./gpu.ts";
+import { blockedWith, type CpuMatmul, timeCpu } from "./cpu.ts";
+import { randomMatrix, relativeError, type Shape, shapeLabel } from "./matrix.ts";
+import { referenceMatmul } from "./reference.ts";
+import { type Cell, fmt, kernel, type Session, showNote, showTable } from "./notebook.ts";
+import { F32_TOLERANCE, type KernelSpec } from "./registry.ts";
+import { BoundProblem, checkKernelFits, prepareKernel, runKernel } from "./runner.ts";
+import { median, timePasses } from "./timing.ts";
+
+// ---------------------------------------------------------------------------------------------
+// Why timing happens on the GPU.
+
+/** Wall-clock and GPU-timestamp measurements of the same small dispatch. */
+export interface SyncFloor {
+  shape: Shape;
+  /** Wall clock of submit + onSubmittedWorkDone with an empty command buffer. */
+  emptyWallMs: number[];
+  /** Wall clock of submit + onSubmittedWorkDone around one dispatch. */
+  oneWallMs: number[];
+  /** Wall clock of one submit holding `batch` dispatches, divided by `batch`. */
+  batchedWallMs: number;
+  batch: number;
+  /** The dispatch's own duration from timestamp queries (median). */
+  timestampMs: number;
+}
+
+/**
+ * Time one small matmul three ways: wall clock around a single submit (what a naive benchmark
+ * does), wall clock over a batch, and GPU timestamps. The single-submit wall clock is mostly
+ * Deno's queue synchronisation, which an empty submit shows on its own.
+ */
+export async function measureSyncFloor(
+  gpu: Gpu,
+  n = 64,
+  reps = 12,
+  batch = 64,
+): Promise<SyncFloor> {
+  const shape = { m: n, k: n, n };
+  const spec = kernel("02_naive");
+  const problem = await BoundProblem.create(
+    gpu,
+    await prepareKernel(gpu, spec),
+    shape,
+    randomMatrix(n, n),
+    randomMatrix(n, n),
+  );
+  const { device } = gpu;
+  const submit = async (dispatches: number) => {
+    const enc = device.createCommandEncoder();
+    if (dispatches > 0) {
+      const pass = enc.beginComputePass();
+      for (let i = 0; i < dispatches; i++) problem.encode(pass);
+      pass.end();
+    }
+    const t0 = performance.now();
+    device.queue.submit([enc.finish()]);
+    await device.queue.onSubmittedWorkDone();
+    return performance.now() - t0;
+  };
+  try {
+    await submit(1); // warm-up: first use compiles and allocates
+    const emptyWallMs: number[] = [];
+    const oneWallMs: number[] = [];
+    for (let i = 0; i < reps; i++) emptyWallMs.push(await submit(0));
+    for (let i = 0; i < reps; i++) oneWallMs.push(await submit(1));
+    const batchedWallMs = (await submit(batch)) / batch;
+    const t = await timePasses(gpu, (pass) => problem.encode(pass), { reps: 32 });
+    return { shape, emptyWallMs, oneWallMs, batchedWallMs, batch, timestampMs: t.medianMs };
+  } finally {
+    problem.destroy();
+  }
+}
+
+/** Show the three timings of measureSyncFloor side by side. */
+export async function showSyncFloor(f: SyncFloor): Promise<void> {
+  await showTable(["what was timed", "how", "ms (median)"], [
+    ["empty submit, then wait", "wall clock", median(f.emptyWallMs)],
+    [`one ${shapeLabel(f.shape)} matmul, then wait`, "wall clock", median(f.oneWallMs)],
+    [`${f.batch} matmuls in one submit, then wait`, `wall clock / ${f.batch}`, f.batchedWallMs],
+    [`one ${shapeLabel(f.shape)} matmul`, "GPU timestamps", f.timestampMs],
+  ], "Timing the same small kernel three ways");
+  const floor = median(f.emptyWallMs);
+  await showNote(
+    `An empty submit-and-wait already costs **${fmt(floor)} ms** here, and a single ` +
+      `${shapeLabel(f.shape)} matmul timed that way reads **${fmt(median(f.oneWallMs))} ms**, ` +
+      `while the GPU timestamps put the kernel itself at **${fmt(f.timestampMs)} ms**. ` +
+      `Timed one submit at a time, the kernel would look ` +
+      `${fmt(median(f.oneWallMs) / f.timestampMs)}x slower than it is.`,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Workgroup size limits.
+
+/** What WebGPU said about one workgroup size. */
+export interface WorkgroupTrial {
+  size: [number, number];
+  invocations: number;
+  /** Undefined when accepted; otherwise WebGPU's own validation message. */
+  error?: string;
+}
+
+/**
+ * Ask WebGPU for compute pipelines with literal `@workgroup_size(x, y)` and report each answer
+ * raw: accepted, or the validation error text.
+ */
+export async function tryWorkgroupSizes(
+  gpu: Gpu,
+  sizes: [number, number][],
+): Promise<WorkgroupTrial[]> {
+  const { device } = gpu;
+  const trials: WorkgroupTrial[] = [];
+  for (const [x, y] of sizes) {
+    const module = device.createShaderModule({
+      code: `@compute @workgroup_size(${x}, ${y}) fn main() {}`,
+    });
+    device.pushErrorScope("validation");
+    device.createComputePipeline({ layout: "auto", compute: { module, entryPoint: "main" } });
+    const error = await device.popErrorScope();
+    trials.push({ size: [x, y], invocations: x * y, error: error?.message });
+  }
+  return trials;
+}
+
+/** Show workgroup trials with the device's limits. */
+export async function showWorkgroupTrials(gpu: Gpu, trials: WorkgroupTrial[]): Promise<void> {
+  const lim = gpu.device.limits;
+  await showTable(
+    ["@workgroup_size", "invocations", "WebGPU says"],
+    trials.map((t) => [`(${t.size[0]}, ${t.size[1]})`, t.invocations, t.error ?? "accepted"]),
+    `Limits of this device: maxComputeInvocationsPerWorkgroup = ` +
+      `${lim.maxComputeInvocationsPerWorkgroup}, maxComputeWorkgroupSizeX/Y = ` +
+      `${lim.maxComputeWorkgroupSizeX}/${lim.maxComputeWorkgroupSizeY}`,
+  );
+}
+
+/**
+ * The same request through an `override` constant (the way the ladder sets tile sizes): does
+ * pipeline creation catch it, and what does the runner's own limit check say?
+ */
+export async function overrideWorkgroupCheck(
+  gpu: Gpu,
+  wg: number,
+): Promise<{ pipelineError?: string; runnerError?: string }> {
+  const spec = kernel("02_naive");
+  const { device } = gpu;
+  const module = device.createShaderModule({ code: await loadKernelSource(spec.file) });
+  device.pushErrorScope("validation");
+  device.createComputePipeline({
+    layout: "auto",
+    compute: { module, entryPoint: spec.entryPoint, constants: { WG: wg } },
+  });
+  const pipelineError = (await device.popErrorScope())?.message;
+  let runnerError: string | undefined;
+  try {
+    checkKernelFits(gpu, spec, { ...spec.params, WG: wg });
+  } catch (e) {
+    runnerError = e instanceof GemmError ? `${e.name}: ${e.message}` : String(e);
+  }
+  return { pipelineError, runnerError };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Coalescing: which addresses one subgroup touches.
+
+/** Addresses (in floats) the invocations of one subgroup touch at one step of the k loop. */
+export interface AccessRow {
+  mapping: string;
+  matrix: "A" | "B" | "C";
+  addresses: number[];
+  /** Distinct 32-byte segments those addresses fall in. */
+  segments: number;
+}
+
+/**
+ * For `lanes` consecutive invocations (x = 0..lanes-1, y = 0) of an N x N problem at loop step
+ * p, list what each mapping reads of A and B and writes of C. "x → row" is the naive kernel's
+ * mapping, "x → column" the coalesced one. Pure index arithmetic: nothing is timed.
+ */
+export function subgroupAccesses(n: number, lanes: number, p = 0): AccessRow[] {
+  const rows: AccessRow[] = [];
+  const segment = (addrs: number[]) => new Set(addrs.map((a) => Math.floor((a * 4) / 32))).size;
+  for (const mapping of ["x → row", "x → column"]) {
+    const lane = Array.from({ length: lanes }, (_, x) => x);
+    const rowOf = (x: number) => (mapping === "x → row" ? x : 0);
+    const colOf = (x: number) => (mapping === "x → row" ? 0 : x);
+    const a = lane.map((x) => rowOf(x) * n + p);
+    const b = lane.map((x) => p * n + colOf(x));
+    const c = lane.map((x) => rowOf(x) * n + colOf(x));
+    for (const [matrix, addresses] of [["A", a], ["B", b], ["C", c]] as const) {
+      rows.push({ mapping, matrix, addresses, segments: segment(addresses) });
+    }
+  }
+  return rows;
+}
+
+/** Show subgroupAccesses as a table (addresses abbreviated when long). */
+export async function showAccesses(rows: AccessRow[], n: number, lanes: number): Promise<void> {
+  const list = (xs: number[]) =>
+    xs.length <= 8 ? xs.join(", ") : `${xs.slice(0, 4).join(", ")}, ..., ${xs.at(-1)}`;
+  const distinct = (xs: number[]) => new Set(xs).size;
+  await showTable(
+    ["mapping", "matrix", "float offsets touched", "distinct floats", "32-byte segments"],
+    rows.map((r) => [r.mapping, r.matrix, list(r.addresses), distinct(r.addresses), r.segments]),
+    `${lanes} neighbouring invocations, N = ${n}, one step of the k loop`,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shapes that are not tile multiples.
+
+/** How one kernel deals with a shape, and what happens when the safety net is removed. */
+export interface ShapeCheck {
+  kernel: string;
+  shape: Shape;
+  /** "any size (bounds checks)" or the tile multiples the runner pads to. */
+  handling: string;
+  validated: boolean;
+  relErr: number;
+  /** With padding switched off: still correct, or the error the validation reported. */
+  withoutPadding?: { validated: boolean; relErr: number; error?: string };
+}
+
+/**
+ * Validate each kernel at `shape` as registered, and, for kernels that rely on the runner's
+ * zero padding, once more with padding switched off, to show what the padding prevents.
+ */
+export async function checkShapes(
+  s: Session,
+  keys: string[],
+  shape: Shape,
+): Promise<ShapeCheck[]> {
+  const out: ShapeCheck[] = [];
+  for (const key of keys) {
+    const spec = kernel(key);
+    const al = spec.align(spec.params);
+    const pads = al.m > 1 || al.n > 1 || al.k > 1;
+    const r = await runKernel(s.gpu, spec, shape, { skipTiming: true });
+    const check: ShapeCheck = {
+      kernel: spec.id,
+      shape,
+      handling: pads
+        ? `runner pads M, N, K up to multiples of ${al.m}, ${al.n}, ${al.k}`
+        : "any size (bounds checks in the kernel)",
+      validated: r.validated,
+      relErr: r.relErr,
+    };
+    if (pads) {
+      const unpadded: KernelSpec = { ...spec, align: () => ({ m: 1, n: 1, k: 1 }) };
+      const u = await runKernel(s.gpu, unpadded, shape, { skipTiming: true });
+      check.withoutPadding = { validated: u.validated, relErr: u.relErr, error: u.error };
+    }
+    out.push(check);
+  }
+  return out;
+}
+
+/** Show checkShapes results. */
+export async function showShapeChecks(checks: ShapeCheck[]): Promise<void> {
+  const rows: Cell[][] = checks.map((c) => [
+    c.kernel,
+    shapeLabel(c.shape),
+    c.handling,
+    c.validated,
+    c.relErr,
+    c.withoutPadding ? c.withoutPadding.validated : "n/a",
+    c.withoutPadding?.relErr,
+  ]);
+  await showTable(
+    [
+      "kernel",
+      "shape",
+      "how it handles edges",
+      "validated",
+      "rel. error",
+      "validated without padding",
+      "rel. error without padding",
+    ],
+    rows,
+    "Shapes that are not tile multiples",
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The CPU side: correctness first, then wall-clock timing (right for CPU code).
+
+/** A named CPU matmul to compare. */
+export interface CpuCandidate {
+  label: string;
+  fn: CpuMatmul;
+}
+
+/** One CPU measurement: validated against float64, then timed. */
+export interface CpuRow {
+  impl: string;
+  n: number;
+  relErr: number;
+  validated: boolean;
+  medianMs?: number;
+  gflops?: number;
+}
+
+/** Check `fn` on a fresh problem against the float64 reference (NaN-safe). */
+function checkCpu(fn: CpuMatmul, n: number): number {
+  const shape = { m: n, k: n, n };
+  const a = randomMatrix(n, n);
+  const b = randomMatrix(n, n);
+  const c = fn(a, b, shape);
+  return relativeError(c, referenceMatmul(a, b, shape), n);
+}
+
+/**
+ * Validate then time each CPU matmul at each square size (fresh inputs for both); a result
+ * that fails validation is reported without a speed.
+ */
+export function validateAndTimeCpu(
+  candidates: CpuCandidate[],
+  sizes: number[],
+  opts: { reps?: number; budgetMs?: number } = {},
+): CpuRow[] {
+  const rows: CpuRow[] = [];
+  for (const { label, fn } of candidates) {
+    for (const n of sizes) {
+      const relErr = checkCpu(fn, n);
+      const row: CpuRow = { impl: label, n, relErr, validated: relErr <= F32_TOLERANCE };
+      if (row.validated) {
+        const t = timeCpu(fn, { m: n, k: n, n }, opts.reps ?? 3, {
+          budgetMs: opts.budgetMs ?? 800,
+        });
+        row.medianMs = t.medianMs;
+        row.gflops = (2 * n ** 3) / (t.medianMs * 1e6);
+      }
+      rows.push(row);
+    }
+  }
+  return rows;
+}
+
+/** The lecture-style block sweep: blockedMatmul at each block size (0 = unblocked) and N. */
+export function blockSizeSweep(
+  sizes: number[],
+  blocks: number[],
+  opts: { reps?: number; budgetMs?: number } = {},
+): CpuRow[] {
+  return validateAndTimeCpu(
+    blocks.map((block) => ({ label: String(block), fn: blockedWith(block) })),
+    sizes,
+    opts,
+  );
+}
+
+/** Show CPU rows as a table. */
+export async function showCpuRows(rows: CpuRow[], caption: string): Promise<void> {
+  await showTable(
+    ["implementation", "N", "validated", "rel. error", "median ms", "GFLOP/s"],
+    rows.map((r) => [r.impl, r.n, r.validated, r.relErr, r.medianMs, r.gflops]),
+    caption,
+  );
+}

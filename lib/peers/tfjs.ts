@@ -1,0 +1,173 @@
+/**
+ * TF.js's WebGPU backend as a peer, on our own GPUDevice (so it is the same adapter, limits and
+ * features as our kernels). The best-known WebGPU matmul most readers could reach for instead.
+ *
+ * Two traps, both handled here:
+ * - TF.js records dispatches into a compute pass it keeps open. Anything that submits on its
+ *   behalf must end that pass first (`endComputePassEncoder()` before `submitQueue()`), or the
+ *   command buffer is invalid, dropped without a word, and the output keeps its old contents.
+ *   So the check uses fresh inputs, a NaN-poisoned output buffer and flushes before reading.
+ * - Inputs under WEBGPU_CPU_HANDOFF_SIZE_THRESHOLD elements run on the CPU unless
+ *   WEBGPU_CPU_FORWARD is off; it is turned off so every size is a GPU number.
+ *
+ * Timing: tf.time() with timestamp-query on the device. TF.js then puts every program it runs
+ * in its own compute pass with timestampWrites, and `kernelMs` is the sum of those passes' GPU
+ * durations: GPU time of the whole op (all its programs), not the wall clock.
+ */
+import * as tf from "@tensorflow/tfjs-core";
+import { WebGPUBackend } from "@tensorflow/tfjs-backend-webgpu";
+import { type Gpu, orLost } from "../gpu.ts";
+import { flops, freshSeed, randomMatrix, sampleRows, type Shape } from "../matrix.ts";
+import type { PeerResult } from "../record.ts";
+import { F32_TOLERANCE } from "../registry.ts";
+import { checkRowsFor, validateProduct } from "../runner.ts";
+import { median, summarize } from "../timing.ts";
+import { DeviceLostError, GemmError } from "../errors.ts";
+
+/** The TF.js packages this peer was built against (pinned in deno.json). */
+export const TFJS_VERSION = "4.22.0";
+
+/** TF.js's backend internals this file relies on (not in its public types). */
+interface BackendInternals {
+  ensureCommandEncoderReady(): void;
+  endComputePassEncoder(): void;
+  submitQueue(): void;
+  supportTimestampQuery: boolean;
+}
+
+/** TF.js set up on one of our devices. */
+export interface TfjsPeer {
+  details: Record<string, string | number | boolean>;
+  /** Validate then time C = A * B for one shape. */
+  run(shape: Shape, opts?: { reps?: number; budgetMs?: number }): Promise<PeerResult>;
+  close(): void;
+}
+
+/**
+ * Make TF.js's "webgpu" backend one built on `gpu.device`. TF.js registers its kernels under the
+ * backend name "webgpu", so ours replaces the stock factory (which would open its own device).
+ */
+export async function openTfjs(gpu: Gpu): Promise<TfjsPeer> {
+  const backend = new WebGPUBackend(gpu.device, gpu.adapter.info);
+  try {
+    tf.removeBackend("webgpu");
+  } catch {
+    // Not registered (the import registers it; a second open already replaced it).
+  }
+  tf.registerBackend("webgpu", () => backend);
+  tf.env().set("WEBGPU_CPU_FORWARD", false);
+  if (!(await tf.setBackend("webgpu"))) {
+    throw new GemmError("peer", "TF.js could not start its WebGPU backend");
+  }
+  await tf.ready();
+  const internals = backend as unknown as BackendInternals;
+  return {
+    details: {
+      version: tf.version_core,
+      backend: "webgpu (our GPUDevice)",
+      timestampQuery: internals.supportTimestampQuery,
+    },
+    run: (shape, opts) => runTfjs(gpu, internals, shape, opts),
+    close() {
+      tf.removeBackend("webgpu");
+    },
+  };
+}
+
+async function runTfjs(
+  gpu: Gpu,
+  internals: BackendInternals,
+  shape: Shape,
+  opts: { reps?: number; budgetMs?: number } = {},
+): Promise<PeerResult> {
+  const { m, k, n } = shape;
+  const seed = freshSeed();
+  const result: PeerResult = {
+    peer: "tfjs-webgpu",
+    kernel: "tfjs_matmul",
+    title: `TF.js WebGPU ${tf.version_core} matMul`,
+    timer: "tf.time() kernelMs (timestamp-query around each TF.js program's pass)",
+    ...shape,
+    relErr: NaN,
+    validated: false,
+    seed,
+  };
+  const a = randomMatrix(m, k, seed);
+  const b = randomMatrix(k, n, seed ^ 0x9e3779b9);
+  const ta = tf.tensor2d(a, [m, k]);
+  const tb = tf.tensor2d(b, [k, n]);
+  try {
+    if (!internals.supportTimestampQuery) {
+      throw new GemmError(
+        "feature",
+        "the device has no timestamp-query, so tf.time() cannot time TF.js",
+      );
+    }
+    // Poison: a NaN tensor of C's size, disposed, leaves its buffer in TF.js's pool, where the
+    // product's output buffer (same size and usage) is taken from.
+    tf.fill([m, n], NaN).dispose();
+    const tc = tf.matMul(ta, tb);
+    flush(internals);
+    const c = await orLost(gpu, tc.data() as Promise<Float32Array>);
+    tc.dispose();
+    gpu.check();
+    const rows = sampleRows(m, checkRowsFor(shape), seed);
+    result.relErr = validateProduct(c, a, b, shape, rows);
+    if (!(result.relErr <= F32_TOLERANCE)) {
+      throw new GemmError(
+        "wrong-result",
+        `relative error ${result.relErr} exceeds ${F32_TOLERANCE}`,
+      );
+    }
+    result.validated = true;
+
+    const timeOnce = async () => {
+      const t = await orLost(
+        gpu,
+        tf.time(() => {
+          tf.matMul(ta, tb).dispose();
+        }),
+      );
+      const programs = (t as { getExtraProfileInfo?: () => string }).getExtraProfileInfo?.() ?? "";
+      if (!(typeof t.kernelMs === "number" && t.kernelMs > 0)) {
+        throw new GemmError("timing", `tf.time() gave no GPU time (${JSON.stringify(t.kernelMs)})`);
+      }
+      return { ms: t.kernelMs, programs };
+    };
+    // Warm-up (pipeline compiles), then as many reps as fit the budget.
+    const warm = [await timeOnce(), await timeOnce(), await timeOnce()];
+    const estimate = median(warm.map((w) => w.ms));
+    const reps = opts.reps ??
+      Math.max(5, Math.min(50, Math.round((opts.budgetMs ?? 400) / Math.max(estimate, 1e-3))));
+    const samples: number[] = [];
+    for (let i = 0; i < reps; i++) samples.push((await timeOnce()).ms);
+    gpu.check();
+    const t = summarize(samples, "timestamp-query");
+    Object.assign(result, {
+      medianMs: t.medianMs,
+      minMs: t.minMs,
+      maxMs: t.maxMs,
+      reps: t.reps,
+      timing: t.method,
+      gflops: flops(shape) / (t.medianMs * 1e6),
+      details: { programs: warm[0].programs.replace(/: [\d.e-]+/g, "") },
+    });
+  } catch (e) {
+    if (e instanceof DeviceLostError) throw e;
+    result.validated = false;
+    result.error = (e as Error).message;
+    result.errorKind = e instanceof GemmError ? e.kind : "error";
+    delete result.gflops;
+  } finally {
+    ta.dispose();
+    tb.dispose();
+  }
+  return result;
+}
+
+/** End TF.js's open compute pass and submit, so what it recorded actually runs. */
+function flush(internals: BackendInternals) {
+  internals.ensureCommandEncoderReady();
+  internals.endComputePassEncoder();
+  internals.submitQueue();
+}

@@ -1,0 +1,59 @@
+/**
+ * Per-device tuning files: data/tuning/<device-slug>.json, written by lib/autotune.ts and read
+ * back here (synchronously, so a registry entry can pick its parameters up) for 11_autotune.
+ */
+import { type DeviceSummary, deviceSlug } from "./gpu.ts";
+import type { Params } from "./registry.ts";
+import type { Shape } from "./matrix.ts";
+
+/** One candidate the autotuner measured (gflops absent when it failed or was invalid). */
+export interface TuningTrial {
+  params: Params;
+  validated: boolean;
+  medianMs?: number;
+  gflops?: number;
+  relErr?: number;
+  error?: string;
+}
+
+/** The saved result of one autotuning search on one device. */
+export interface TuningRecord {
+  schema: 1;
+  device: DeviceSummary;
+  date: string;
+  commit: string;
+  shape: Shape;
+  /** Registry id of the kernel whose parameters were searched. */
+  kernel: string;
+  space: Record<string, number[]>;
+  trials: TuningTrial[];
+  best: TuningTrial;
+}
+
+/** Where the tuning file of a device lives. */
+export function tuningUrl(device: DeviceSummary): URL {
+  return new URL(`../data/tuning/${deviceSlug(device)}.json`, import.meta.url);
+}
+
+/**
+ * The tuning record for this device, or undefined when there is none or it may not be read
+ * (no --allow-read), in which case callers use their defaults. A malformed file throws.
+ */
+export function loadTuning(device: DeviceSummary): TuningRecord | undefined {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(tuningUrl(device));
+  } catch (e) {
+    const denied = e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied;
+    if (e instanceof Deno.errors.NotFound || denied) return undefined;
+    throw e;
+  }
+  const record = JSON.parse(text) as TuningRecord;
+  if (!record?.best?.params) throw new Error(`${tuningUrl(device).pathname}: no best.params`);
+  return record;
+}
+
+/** The tuned parameters for this device, or undefined to use the kernel's defaults. */
+export function tunedParams(device: DeviceSummary): Params | undefined {
+  return loadTuning(device)?.best.params;
+}

@@ -1,0 +1,126 @@
+/**
+ * The notebooks as readers run them: every notebook executes headlessly through the Deno
+ * kernel with every declared output present, their code cells type-check, the runner keeps
+ * outputs Deno publishes after a cell's idle status, and the notebook helpers format honestly.
+ */
+import assert from "node:assert/strict";
+import { extractNotebooks, listNotebooks } from "../tools/notebook_cells.ts";
+import { fmt, kernel, predict, tableBundle } from "../lib/notebook.ts";
+import { subgroupAccesses } from "../lib/lessons.ts";
+import { KERNELS } from "../lib/registry.ts";
+
+const root = new URL("../", import.meta.url);
+const RUNNER = new URL("tools/run_notebooks.py", root).pathname;
+const PYTHON = "/usr/bin/python3";
+
+/** Run tools/run_notebooks.py; returns its exit status and its JSON summary line. */
+async function runNotebooks(args: string[]) {
+  const out = await new Deno.Command(PYTHON, {
+    args: [RUNNER, ...args],
+    cwd: root.pathname,
+    env: { XDG_RUNTIME_DIR: Deno.env.get("XDG_RUNTIME_DIR") ?? "/tmp" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stdout = new TextDecoder().decode(out.stdout);
+  const stderr = new TextDecoder().decode(out.stderr);
+  const summaryLine = stdout.trim().split("\n").at(-1) ?? "";
+  let summary: { runs: number; failed: number; seconds: number } | undefined;
+  try {
+    summary = JSON.parse(summaryLine);
+  } catch {
+    // No summary: the runner itself failed; the report below shows why.
+  }
+  const report = `${stdout}\n${stderr.split("\n").filter((l) => !/unstable/.test(l)).join("\n")}`;
+  return { code: out.code, summary, report };
+}
+
+Deno.test("notebook code cells type-check", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "gemm-notebook-cells-" });
+  try {
+    const files = await extractNotebooks(await listNotebooks(), dir);
+    assert.ok(files.length > 0, "no notebooks found");
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["check", "--config", new URL("deno.json", root).pathname, ...files],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("every notebook exists for every registered ladder kernel", async () => {
+  const names = new Set((await listNotebooks()).map((p) => p.split("/").at(-1)!.slice(0, -6)));
+  for (const spec of KERNELS.filter((s) => !s.demo)) {
+    assert.ok(names.has(spec.id), `no notebooks/${spec.id}.ipynb for kernel ${spec.id}`);
+  }
+  for (const name of ["00_setup", "01_cpu", "13_summary"]) {
+    assert.ok(names.has(name), `no notebooks/${name}.ipynb`);
+  }
+});
+
+Deno.test("the runner keeps late outputs: a quick notebook, 12 times, nothing lost", async () => {
+  const fixture = new URL("tests/fixtures/late_outputs.ipynb", root).pathname;
+  const out = await Deno.makeTempDir({ prefix: "gemm-late-" });
+  try {
+    const r = await runNotebooks([fixture, "--repeat", "12", "--out", out]);
+    assert.equal(r.code, 0, r.report);
+    assert.equal(r.summary?.runs, 12, r.report);
+    assert.equal(r.summary?.failed, 0, r.report);
+  } finally {
+    await Deno.remove(out, { recursive: true });
+  }
+});
+
+Deno.test({
+  name: "every notebook executes headlessly with every expected output",
+  ignore: Deno.env.get("GEMM_SKIP_NOTEBOOKS") === "1",
+  async fn() {
+    const r = await runNotebooks([]);
+    console.log(r.report.split("\n").filter((l) => / (ok|FAILED) in /.test(l)).join("\n"));
+    assert.equal(r.code, 0, r.report);
+    assert.equal(r.summary?.failed, 0, r.report);
+  },
+});
+
+Deno.test("fmt: integers exact, others to 3 significant digits, missing as -", () => {
+  assert.equal(fmt(1024), "1,024");
+  assert.equal(fmt(0.123456), "0.123");
+  assert.equal(fmt(12345.6), "12,300");
+  assert.equal(fmt(2.5e-7), "2.50e-7");
+  assert.equal(fmt(NaN), "NaN");
+  assert.equal(fmt(undefined), "-");
+  assert.equal(fmt(true), "true");
+});
+
+Deno.test("tableBundle: plain text, markdown and HTML carry the same cells", () => {
+  const b = tableBundle(["kernel", "GFLOP/s"], [["02_naive", 1.23456], ["a|b", undefined]], "cap");
+  assert.match(b["text/plain"], /02_naive\s+1\.23/);
+  assert.match(String(b["text/markdown"]), /\| a\\\|b \| - \|/);
+  assert.match(String(b["text/html"]), /<caption>cap<\/caption>/);
+  assert.match(String(b["text/html"]), /<td style="text-align:right">1\.23<\/td>/);
+});
+
+Deno.test("predict: the naive model is 1/4 FLOP per byte and memory-bound under a low roof", () => {
+  const p = predict("02_naive", { m: 512, k: 512, n: 512 }, {
+    bandwidthGBs: 100,
+    fp32Gflops: 1000,
+  });
+  assert.ok(Math.abs(p.intensity - 0.25) < 1e-3, `intensity ${p.intensity}`);
+  assert.equal(p.boundBy, "memory");
+  assert.ok(Math.abs(p.boundGflops! - 100 * p.intensity) < 1e-9);
+  assert.throws(() => kernel("99_nonexistent"), /no kernel/);
+});
+
+Deno.test("subgroupAccesses: x → column touches one segment of B, x → row one per lane", () => {
+  const rows = subgroupAccesses(1024, 8);
+  const get = (mapping: string, matrix: string) =>
+    rows.find((r) => r.mapping === mapping && r.matrix === matrix)!;
+  assert.deepEqual(get("x → column", "B").addresses, [0, 1, 2, 3, 4, 5, 6, 7]);
+  assert.equal(get("x → column", "B").segments, 1);
+  assert.equal(get("x → row", "A").segments, 8);
+  assert.equal(get("x → row", "C").segments, 8);
+  assert.equal(new Set(get("x → column", "A").addresses).size, 1);
+});

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The one command for the GPU host (no package registry there): validates and times every
+# kernel, cuBLAS and TF.js with the bundled bench, and leaves the run record plus logs in $OUT.
+# Here first:  sh tools/bundle.sh            (writes dist/bench.js; carry dist and .offline)
+# There, from the project root:
+#   source .offline/activate.sh && GEMM_COMMIT=<sha> bash tools/gpu_bench.sh [extra bench flags]
+# Files in $OUT (default out/gpu): the record (<device>-<date>.json, for data/runs/), table.txt
+# (stdout), bench.log (progress, stderr) and env.txt (GPU, driver, Deno). Exit status: the bench's.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-out/gpu}
+mkdir -p "$out"
+export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
+command -v deno >/dev/null || { echo "gpu_bench: no deno on PATH; run: source .offline/activate.sh" >&2; exit 2; }
+[ -f dist/bench.js ] || { echo "gpu_bench: dist/bench.js missing; run sh tools/bundle.sh before carrying dist" >&2; exit 2; }
+
+{
+  date -u +%Y-%m-%dT%H:%M:%SZ
+  uname -srm
+  deno --version
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,temperature.gpu --format=csv 2>&1
+  echo "VK_DRIVER_FILES=${VK_DRIVER_FILES:-unset} GEMM_COMMIT=${GEMM_COMMIT:-unset}"
+} >"$out/env.txt" 2>&1
+cat "$out/env.txt"
+
+# Stop the bench before the host's 10-minute limit so the partial record still comes back
+# (the bench rewrites its record after every result).
+started=$(date +%s)
+timeout "${GEMM_BENCH_TIMEOUT:-540}" deno run --no-config --no-remote --no-npm --cached-only \
+  --allow-read --allow-write=data --allow-env --allow-ffi --allow-run=git \
+  dist/bench.js --validate "${GEMM_VALIDATE_SHAPES:-20}" "$@" 2>&1 >"$out/table.txt" | tee "$out/bench.log"
+rc=${PIPESTATUS[0]}
+
+# The record this run wrote: the newest in data/runs, if written since we started.
+record=$(ls -t data/runs/*.json 2>/dev/null | head -1)
+if [ -n "$record" ] && [ "$(stat -c %Y "$record")" -ge "$started" ]; then
+  cp "$record" "$out/"
+else
+  echo "gpu_bench: no record was written" >&2
+fi
+cat "$out/table.txt"
+echo "gpu_bench: bench exit status $rc ($([ "$rc" = 124 ] && echo "timed out, partial record" || echo "0 ok, 1 failures, 3 device lost")); in $out: $(ls "$out" | tr '\n' ' ')"
+exit "$rc"
