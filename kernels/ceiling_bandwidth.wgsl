@@ -3,9 +3,10 @@
 //
 // Each invocation handles PER vec4s, `stride` elements apart, so that at every step the
 // invocations of a subgroup touch consecutive addresses (coalesced), and the grid stays small
-// enough to be resident. `copy_vec4` reads and writes (2 x bytes moved); `read_sum` only reads and keeps
-// its sum in a register, storing it only when it equals a runtime sentinel that never matches,
-// so the compiler cannot drop the loads.
+// enough to be resident. `copy_vec4` reads and writes (2 x bytes moved); `read_sum` only reads
+// and keeps its sum in a register, storing it only when it equals a runtime sentinel that never
+// matches, so the compiler cannot drop the loads. (Entry points cannot be named `copy` or
+// `read`: naga takes `read` for the access mode.)
 
 struct Params {
   count: u32, // vec4 elements in src (and dst)

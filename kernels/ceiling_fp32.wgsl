@@ -43,28 +43,44 @@ fn fma_peak(
   for (var i = 0u; i < params.iters; i++) {
     a0 = fma(a0, x, y); a1 = fma(a1, x, y);
     if (CHAINS >= 4u) { a2 = fma(a2, x, y); a3 = fma(a3, x, y); }
-    if (CHAINS >= 8u) { a4 = fma(a4, x, y); a5 = fma(a5, x, y); a6 = fma(a6, x, y); a7 = fma(a7, x, y); }
+    if (CHAINS >= 8u) {
+      a4 = fma(a4, x, y); a5 = fma(a5, x, y); a6 = fma(a6, x, y); a7 = fma(a7, x, y);
+    }
     a0 = fma(a0, x, y); a1 = fma(a1, x, y);
     if (CHAINS >= 4u) { a2 = fma(a2, x, y); a3 = fma(a3, x, y); }
-    if (CHAINS >= 8u) { a4 = fma(a4, x, y); a5 = fma(a5, x, y); a6 = fma(a6, x, y); a7 = fma(a7, x, y); }
+    if (CHAINS >= 8u) {
+      a4 = fma(a4, x, y); a5 = fma(a5, x, y); a6 = fma(a6, x, y); a7 = fma(a7, x, y);
+    }
     a0 = fma(a0, x, y); a1 = fma(a1, x, y);
     if (CHAINS >= 4u) { a2 = fma(a2, x, y); a3 = fma(a3, x, y); }
-    if (CHAINS >= 8u) { a4 = fma(a4, x, y); a5 = fma(a5, x, y); a6 = fma(a6, x, y); a7 = fma(a7, x, y); }
+    if (CHAINS >= 8u) {
+      a4 = fma(a4, x, y); a5 = fma(a5, x, y); a6 = fma(a6, x, y); a7 = fma(a7, x, y);
+    }
     a0 = fma(a0, x, y); a1 = fma(a1, x, y);
     if (CHAINS >= 4u) { a2 = fma(a2, x, y); a3 = fma(a3, x, y); }
-    if (CHAINS >= 8u) { a4 = fma(a4, x, y); a5 = fma(a5, x, y); a6 = fma(a6, x, y); a7 = fma(a7, x, y); }
+    if (CHAINS >= 8u) {
+      a4 = fma(a4, x, y); a5 = fma(a5, x, y); a6 = fma(a6, x, y); a7 = fma(a7, x, y);
+    }
     a0 = fma(a0, x, y); a1 = fma(a1, x, y);
     if (CHAINS >= 4u) { a2 = fma(a2, x, y); a3 = fma(a3, x, y); }
-    if (CHAINS >= 8u) { a4 = fma(a4, x, y); a5 = fma(a5, x, y); a6 = fma(a6, x, y); a7 = fma(a7, x, y); }
+    if (CHAINS >= 8u) {
+      a4 = fma(a4, x, y); a5 = fma(a5, x, y); a6 = fma(a6, x, y); a7 = fma(a7, x, y);
+    }
     a0 = fma(a0, x, y); a1 = fma(a1, x, y);
     if (CHAINS >= 4u) { a2 = fma(a2, x, y); a3 = fma(a3, x, y); }
-    if (CHAINS >= 8u) { a4 = fma(a4, x, y); a5 = fma(a5, x, y); a6 = fma(a6, x, y); a7 = fma(a7, x, y); }
+    if (CHAINS >= 8u) {
+      a4 = fma(a4, x, y); a5 = fma(a5, x, y); a6 = fma(a6, x, y); a7 = fma(a7, x, y);
+    }
     a0 = fma(a0, x, y); a1 = fma(a1, x, y);
     if (CHAINS >= 4u) { a2 = fma(a2, x, y); a3 = fma(a3, x, y); }
-    if (CHAINS >= 8u) { a4 = fma(a4, x, y); a5 = fma(a5, x, y); a6 = fma(a6, x, y); a7 = fma(a7, x, y); }
+    if (CHAINS >= 8u) {
+      a4 = fma(a4, x, y); a5 = fma(a5, x, y); a6 = fma(a6, x, y); a7 = fma(a7, x, y);
+    }
     a0 = fma(a0, x, y); a1 = fma(a1, x, y);
     if (CHAINS >= 4u) { a2 = fma(a2, x, y); a3 = fma(a3, x, y); }
-    if (CHAINS >= 8u) { a4 = fma(a4, x, y); a5 = fma(a5, x, y); a6 = fma(a6, x, y); a7 = fma(a7, x, y); }
+    if (CHAINS >= 8u) {
+      a4 = fma(a4, x, y); a5 = fma(a5, x, y); a6 = fma(a6, x, y); a7 = fma(a7, x, y);
+    }
   }
   let total = (a0 + a1) + (a2 + a3) + (a4 + a5) + (a6 + a7);
   let sum = dot(total, vec4<f32>(1.0));

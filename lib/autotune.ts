@@ -3,7 +3,7 @@
  * shape, validate each candidate against the reference, time it with GPU timestamps, and save
  * the trials and the winner to data/tuning/<device-slug>.json (read back by lib/tuning.ts).
  */
-import { type Gpu } from "./gpu.ts";
+import type { Gpu } from "./gpu.ts";
 import type { Shape } from "./matrix.ts";
 import type { KernelSpec, Params } from "./registry.ts";
 import { runKernel } from "./runner.ts";

@@ -11,6 +11,7 @@
 import { type BenchArgs, defaultShapes, parseBenchArgs, USAGE } from "./bench_args.ts";
 import { autotune } from "./autotune.ts";
 import { measureCeilings } from "./ceilings.ts";
+import { runCpuSuite } from "./cpu_bench.ts";
 import { DeviceLostError, GemmError, UsageError } from "./errors.ts";
 import { acquireGpu, type Gpu } from "./gpu.ts";
 import { freshSeed, rng, type Shape, shapeLabel } from "./matrix.ts";
@@ -140,6 +141,8 @@ export async function runBench(args: BenchArgs, hooks: BenchHooks = {}): Promise
         record.notes.push(`ceilings failed: ${(e as Error).message}`);
       }
     }
+    if (args.cpu) await cpuSuite(gpu, args, record, log);
+    else record.notes.push("CPU suite not run (--no-cpu)");
     record.complete = true;
   } catch (e) {
     // Stop, but keep what finished: the record is written either way.
@@ -202,6 +205,42 @@ async function tuning(
   record.tuning = results;
 }
 
+/**
+ * Our CPU matmuls (naive, ikj, blocked at its best block) and, unless --no-peers, OpenBLAS with
+ * one and all threads: small sizes next to a software adapter, up to 1024 next to a real GPU.
+ */
+async function cpuSuite(
+  gpu: Gpu,
+  args: BenchArgs,
+  record: RunRecord,
+  log: (line: string) => void,
+) {
+  const sizes = gpu.summary.software ? [128, 256] : [256, 512, 1024];
+  log(
+    `cpu: naive, ikj, blocked (block sweep)${args.peers ? ", OpenBLAS" : ""} at ${
+      sizes.join(", ")
+    }`,
+  );
+  const suite = await runCpuSuite({
+    sizes,
+    openblas: args.peers,
+    onRow: (row) => {
+      const name = "peer" in row
+        ? `peer:${row.peer}`
+        : "impl" in row
+        ? `cpu ${row.impl}`
+        : `cpu blocked ${row.block}`;
+      const speed = row.validated && row.gflops !== undefined
+        ? `${row.gflops.toFixed(2)} GFLOP/s`
+        : `FAILED: ${row.error ?? "not validated"}`;
+      log(`  ${name} ${row.n}: ${speed}`);
+    },
+  });
+  record.cpu = suite.cpu;
+  record.peers.push(...suite.peers);
+  record.notes.push(...suite.cpu.notes.map((n) => `cpu: ${n}`));
+}
+
 /** cuBLAS (FFI) and TF.js (same GPUDevice) on every shape; a missing peer becomes a note. */
 async function runPeers(
   gpu: Gpu,
@@ -225,7 +264,11 @@ async function runPeers(
         await recorded(r);
       }
     } finally {
-      cublas.close();
+      try {
+        cublas.close();
+      } catch (e) {
+        record.notes.push(`cuBLAS: ${(e as Error).message}`);
+      }
     }
   }
 

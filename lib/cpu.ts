@@ -46,9 +46,8 @@ export function ikjMatmul(a: Float32Array, b: Float32Array, shape: Shape): Float
 }
 
 /** Rows (MR) and columns (NR) of C one micro-kernel call keeps in local variables. */
-export const MICRO_TILE = 4;
-const MR = MICRO_TILE;
-const NR = MICRO_TILE;
+const MR = 4;
+const NR = 4;
 
 /** The block size the suite and notebooks use when none is given (from the sweep on this box). */
 export const DEFAULT_BLOCK = 128;
@@ -72,7 +71,7 @@ export function blockedMatmul(
   }
   const { m, k, n } = shape;
   if (block === 0) return packedBlocked(a, b, m, k, n, m, n, k);
-  if (block < MICRO_TILE) return scalarBlocked(a, b, m, k, n, block);
+  if (block < MR) return scalarBlocked(a, b, m, k, n, block);
   return packedBlocked(a, b, m, k, n, block, block, block);
 }
 
@@ -294,7 +293,9 @@ export function cpuAccessModel(shape: Shape | number): CpuAccessModel {
 }
 
 /** Model rows for the CPU chart: FLOPs, unique and all accesses at each square size. */
-export function cpuModelRows(sizes: readonly number[]): { n: number; series: string; value: number }[] {
+export function cpuModelRows(
+  sizes: readonly number[],
+): { n: number; series: string; value: number }[] {
   return sizes.flatMap((n) => {
     const model = cpuAccessModel(n);
     return [

@@ -5,11 +5,10 @@
  */
 import { GemmError } from "./errors.ts";
 import { type Gpu, loadKernelSource } from "./gpu.ts";
-import { blockedWith, type CpuMatmul, timeCpu } from "./cpu.ts";
-import { randomMatrix, relativeError, type Shape, shapeLabel } from "./matrix.ts";
-import { referenceMatmul } from "./reference.ts";
+import type { CpuSuite, SweepRow } from "./cpu_bench.ts";
+import { randomMatrix, type Shape, shapeLabel } from "./matrix.ts";
 import { type Cell, fmt, kernel, type Session, showNote, showTable } from "./notebook.ts";
-import { F32_TOLERANCE, type KernelSpec } from "./registry.ts";
+import type { KernelSpec } from "./registry.ts";
 import { BoundProblem, checkKernelFits, prepareKernel, runKernel } from "./runner.ts";
 import { median, timePasses } from "./timing.ts";
 
@@ -288,78 +287,57 @@ export async function showShapeChecks(checks: ShapeCheck[]): Promise<void> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The CPU side: correctness first, then wall-clock timing (right for CPU code).
+// The CPU side (measured by lib/cpu_bench.ts).
 
-/** A named CPU matmul to compare. */
-export interface CpuCandidate {
-  label: string;
-  fn: CpuMatmul;
-}
-
-/** One CPU measurement: validated against float64, then timed. */
-export interface CpuRow {
-  impl: string;
-  n: number;
-  relErr: number;
-  validated: boolean;
-  medianMs?: number;
-  gflops?: number;
-}
-
-/** Check `fn` on a fresh problem against the float64 reference (NaN-safe). */
-function checkCpu(fn: CpuMatmul, n: number): number {
-  const shape = { m: n, k: n, n };
-  const a = randomMatrix(n, n);
-  const b = randomMatrix(n, n);
-  const c = fn(a, b, shape);
-  return relativeError(c, referenceMatmul(a, b, shape), n);
+/** Show a block-size sweep as a table (block 0 = unblocked). */
+export async function showSweep(rows: SweepRow[]): Promise<void> {
+  await showTable(
+    ["N", "block", "validated", "rel. error", "median ms", "GFLOP/s"],
+    rows.map((r) => [r.n, r.block, r.validated, r.relErr, r.medianMs, r.gflops]),
+    "Cache blocking: block-size sweep, one core (block 0 = unblocked)",
+  );
 }
 
 /**
- * Validate then time each CPU matmul at each square size (fresh inputs for both); a result
- * that fails validation is reported without a speed.
+ * Show a CPU suite: our matmuls and OpenBLAS at each size, each as a multiple of naive ijk and
+ * as a share of single-threaded OpenBLAS.
  */
-export function validateAndTimeCpu(
-  candidates: CpuCandidate[],
-  sizes: number[],
-  opts: { reps?: number; budgetMs?: number } = {},
-): CpuRow[] {
-  const rows: CpuRow[] = [];
-  for (const { label, fn } of candidates) {
-    for (const n of sizes) {
-      const relErr = checkCpu(fn, n);
-      const row: CpuRow = { impl: label, n, relErr, validated: relErr <= F32_TOLERANCE };
-      if (row.validated) {
-        const t = timeCpu(fn, { m: n, k: n, n }, opts.reps ?? 3, {
-          budgetMs: opts.budgetMs ?? 800,
-        });
-        row.medianMs = t.medianMs;
-        row.gflops = (2 * n ** 3) / (t.medianMs * 1e6);
-      }
-      rows.push(row);
-    }
-  }
-  return rows;
-}
-
-/** The lecture-style block sweep: blockedMatmul at each block size (0 = unblocked) and N. */
-export function blockSizeSweep(
-  sizes: number[],
-  blocks: number[],
-  opts: { reps?: number; budgetMs?: number } = {},
-): CpuRow[] {
-  return validateAndTimeCpu(
-    blocks.map((block) => ({ label: String(block), fn: blockedWith(block) })),
-    sizes,
-    opts,
-  );
-}
-
-/** Show CPU rows as a table. */
-export async function showCpuRows(rows: CpuRow[], caption: string): Promise<void> {
+export async function showCpuSuite(suite: CpuSuite): Promise<void> {
+  const rows = [
+    ...suite.cpu.impls.map((r) => ({ ...r, label: r.impl })),
+    ...suite.peers.map((p) => ({
+      ...p,
+      label: p.peer === "openblas-1t" ? "OpenBLAS (1 thread)" : "OpenBLAS (all threads)",
+    })),
+  ];
+  const at = (label: string, n: number) =>
+    rows.find((r) => r.label === label && r.n === n && r.validated)?.gflops;
   await showTable(
-    ["implementation", "N", "validated", "rel. error", "median ms", "GFLOP/s"],
-    rows.map((r) => [r.impl, r.n, r.validated, r.relErr, r.medianMs, r.gflops]),
-    caption,
+    [
+      "implementation",
+      "N",
+      "validated",
+      "rel. error",
+      "median ms",
+      "GFLOP/s",
+      "x naive ijk",
+      "% of OpenBLAS 1t",
+    ],
+    rows.map((r) => {
+      const naive = at("naive ijk", r.n);
+      const blas = at("OpenBLAS (1 thread)", r.n);
+      return [
+        r.label,
+        r.n,
+        r.validated,
+        r.relErr,
+        r.medianMs,
+        r.gflops,
+        naive && r.gflops ? r.gflops / naive : undefined,
+        blas && r.gflops ? (100 * r.gflops) / blas : undefined,
+      ];
+    }),
+    `CPU matmuls on ${suite.cpu.machine.model} (${suite.cpu.machine.logicalCores} logical cores)`,
   );
+  if (suite.cpu.notes.length) await showNote(suite.cpu.notes.map((n) => `- ${n}`).join("\n"));
 }

@@ -4,14 +4,16 @@
  * kernel sources shown from their files, predictions from the registry's cost model, live
  * validated runs, and the recorded GPU-host numbers from data/runs/ beside them.
  */
+import { autotune } from "./autotune.ts";
 import { measureCeilings } from "./ceilings.ts";
 import { acquireGpu, type DeviceSummary, type Gpu, loadKernelSource } from "./gpu.ts";
 import { type Shape, shapeLabel } from "./matrix.ts";
 import type { Ceilings, PeerResult, RunRecord } from "./record.ts";
 import { RECORD_SCHEMA } from "./record.ts";
-import { currentCommit, newestRecord } from "./records.ts";
+import { currentCommit, newestRecord, RUNS_DIR } from "./records.ts";
 import { findKernel, KERNELS, type KernelSpec, type Params } from "./registry.ts";
-import { type KernelResult, runKernel } from "./runner.ts";
+import { kernelParams, type KernelResult, runKernel } from "./runner.ts";
+import type { TuningRecord } from "./tuning.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Display: Jupyter MIME bundles in the kernel, plain text on the console elsewhere (tests, CLI).
@@ -88,7 +90,8 @@ export function fmt(x: Cell, digits = 3): string {
 
 /** A table as markdown, HTML and aligned plain text. */
 export function tableBundle(columns: string[], rows: Cell[][], caption?: string): DisplayBundle {
-  const text = rows.map((r) => r.map((c) => fmt(c)));
+  // Short rows are padded with "-" so a missing trailing value can never break the table.
+  const text = rows.map((r) => columns.map((_, i) => fmt(r[i])));
   const widths = columns.map((c, i) => Math.max(c.length, ...text.map((r) => r[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join("  ");
   const plain = [
@@ -105,7 +108,7 @@ export function tableBundle(columns: string[], rows: Cell[][], caption?: string)
   ].join("\n");
   const numeric = (i: number) => rows.length > 0 && rows.every((r) => typeof r[i] !== "string");
   const td = (tag: string, c: string, i: number) =>
-    `<${tag}${numeric(i) ? ' style="text-align:right"' : ""}>${escapeHtml(c)}</${tag}>`;
+    `<${tag} style="text-align:${numeric(i) ? "right" : "left"}">${escapeHtml(c)}</${tag}>`;
   const html = `<table>${caption ? `<caption>${escapeHtml(caption)}</caption>` : ""}` +
     `<thead><tr>${columns.map((c, i) => td("th", c, i)).join("")}</tr></thead><tbody>` +
     text.map((r) => `<tr>${r.map((c, i) => td("td", c, i)).join("")}</tr>`).join("") +
@@ -318,13 +321,18 @@ export function predict(
   return p;
 }
 
-/** Show predictions of several kernels side by side (modeled traffic, intensity, bound). */
+/**
+ * Show predictions of several kernels side by side (modeled traffic, intensity, bound); with the
+ * session, at the parameters the runner will use on this device (tuned ones included).
+ */
 export async function showPredictions(
   keys: string[],
   shape: Shape,
   ceilings?: Ceilings,
+  s?: Session,
 ): Promise<void> {
-  const preds = keys.map((k) => predict(k, shape, ceilings));
+  const paramsOf = (k: string) => s ? kernelParams(s.gpu, kernel(k)) : undefined;
+  const preds = keys.map((k) => predict(k, shape, ceilings, paramsOf(k)));
   await showTable(
     [
       "kernel",
@@ -562,7 +570,14 @@ export async function liveRecord(
 
 /** The newest run record from a real GPU (not a software adapter), if one is committed. */
 export async function recordedGpuRun(): Promise<{ path: string; record: RunRecord } | undefined> {
-  return await newestRecord(undefined, (r) => !r.device.software);
+  return await newestRecord(recordsDir, (r) => !r.device.software);
+}
+
+let recordsDir: string | URL = RUNS_DIR;
+
+/** Read recorded runs from another folder than data/runs/ (your own records, or tests). */
+export function setRecordsDir(dir: string | URL = RUNS_DIR): void {
+  recordsDir = dir;
 }
 
 const isSquare = (r: { m: number; n: number; k: number }) => r.m === r.n && r.n === r.k;
@@ -620,7 +635,14 @@ export async function showRecorded(keys: string[], live: KernelResult[] = []): P
   ]);
   for (const [peer, gflops] of peersAt) {
     if (peer === "cublas" || peer === "tfjs-webgpu") {
-      rows.push([peerLabel(peer), gflops, undefined, cublas ? (100 * gflops) / cublas : undefined]);
+      rows.push([
+        peerLabel(peer),
+        gflops,
+        undefined,
+        cublas ? (100 * gflops) / cublas : undefined,
+        undefined,
+        undefined,
+      ]);
     }
   }
   const where = `${record.device.description}, ${record.date.slice(0, 10)}, commit ` +
@@ -644,4 +666,80 @@ export async function showRecorded(keys: string[], live: KernelResult[] = []): P
 
 function peerLabel(peer: string): string {
   return peer === "cublas" ? "cuBLAS" : peer === "tfjs-webgpu" ? "TF.js WebGPU" : peer;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Autotuning: a live search on this adapter and the GPU host's saved search.
+
+/** The newest saved tuning search from a real GPU (data/tuning/*.json), if any. */
+export async function recordedTuning(): Promise<
+  { path: string; record: TuningRecord } | undefined
+> {
+  const dir = new URL("../data/tuning/", import.meta.url);
+  const found: { path: string; record: TuningRecord }[] = [];
+  try {
+    for await (const entry of Deno.readDir(dir)) {
+      if (!entry.isFile || !entry.name.endsWith(".json")) continue;
+      const url = new URL(entry.name, dir);
+      try {
+        const record = JSON.parse(await Deno.readTextFile(url)) as TuningRecord;
+        if (record?.trials && !record.device?.software) found.push({ path: url.pathname, record });
+      } catch {
+        // Not a tuning record.
+      }
+    }
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  return found.sort((a, b) => a.record.date.localeCompare(b.record.date)).at(-1);
+}
+
+/**
+ * Search `key`'s tile parameters on this adapter at `shape` (a reduced `space` keeps it quick
+ * on a software adapter), showing progress in place; nothing is saved.
+ */
+export async function tuneLive(
+  s: Session,
+  key: string,
+  shape: Shape,
+  space?: Record<string, number[]>,
+): Promise<TuningRecord> {
+  const displayId = `tune-${crypto.randomUUID()}`;
+  // Progress updates are chained so none can land after (and overwrite) the final table.
+  let progress = Promise.resolve();
+  let shown = false;
+  const record = await autotune(s.gpu, kernel(key), shape, {
+    space,
+    save: false,
+    budgetMs: s.software ? 200 : 150,
+    log: (line) => {
+      const update = shown;
+      shown = true;
+      progress = progress.then(() => showBundle({ "text/plain": line }, { displayId, update }));
+    },
+  });
+  await progress;
+  await showTuning(record, displayId);
+  return record;
+}
+
+/** Show a tuning search: the best trials, how many failed or were invalid, and the winner. */
+export async function showTuning(record: TuningRecord, displayId?: string): Promise<void> {
+  const label = (p: Params) => Object.entries(p).map(([k, v]) => `${k}=${v}`).join(" ");
+  const timed = record.trials.filter((t) => t.gflops !== undefined)
+    .sort((a, b) => b.gflops! - a.gflops!);
+  const invalid = record.trials.filter((t) => !t.validated && t.medianMs === undefined).length;
+  const rows: Cell[][] = timed.slice(0, 8).map((t, i) => [
+    i === 0 ? "winner" : String(i + 1),
+    label(t.params),
+    t.gflops,
+    t.relErr,
+  ]);
+  const caption = `Tuning ${record.kernel} on ${record.device.description} at ` +
+    `${shapeLabel(record.shape)} (${record.date.slice(0, 10)}, commit ${record.commit}): ` +
+    `${record.trials.length} points, ${timed.length} timed, ${invalid} invalid or failed`;
+  await showBundle(
+    tableBundle(["rank", "parameters", "GFLOP/s", "rel. error"], rows, caption),
+    displayId ? { displayId, update: true } : {},
+  );
 }

@@ -8,7 +8,8 @@ import type { KernelResult } from "./runner.ts";
 export const RECORD_SCHEMA = 1;
 
 /** A reference implementation measured in the same process (cuBLAS, TF.js, OpenBLAS). */
-export interface PeerResult extends Omit<KernelResult, "params" | "modelBytes" | "intensity" | "seed"> {
+export interface PeerResult
+  extends Omit<KernelResult, "params" | "modelBytes" | "intensity" | "seed"> {
   /** "cublas", "tfjs-webgpu", "openblas-1t", "openblas-all". */
   peer: string;
   /** Where the number comes from, e.g. "CUDA events" or "tf.time() kernelMs". */

@@ -12,7 +12,8 @@ import { FONT } from "./charts/common.ts";
 
 /** Debian's fonts-dejavu-core; tools/ensure_system.sh installs it. */
 export const FONT_DIR = "/usr/share/fonts/truetype/dejavu/";
-const FONT_FILES = ["DejaVuSans.ttf", "DejaVuSans-Bold.ttf", "DejaVuSansMono.ttf"];
+/** Regular for labels, bold for titles: the two faces the chart specs use. */
+const FONT_FILES = ["DejaVuSans.ttf", "DejaVuSans-Bold.ttf"];
 
 /** Render a vega-lite spec to an SVG document. */
 export async function vegaLiteToSvg(spec: VegaLiteSpec): Promise<string> {

@@ -2,7 +2,7 @@
  * Per-device tuning files: data/tuning/<device-slug>.json, written by lib/autotune.ts and read
  * back here (synchronously, so a registry entry can pick its parameters up) for 11_autotune.
  */
-import { type DeviceSummary, deviceSlug } from "./gpu.ts";
+import { deviceSlug, type DeviceSummary } from "./gpu.ts";
 import type { Params } from "./registry.ts";
 import type { Shape } from "./matrix.ts";
 
@@ -53,7 +53,11 @@ export function loadTuning(device: DeviceSummary): TuningRecord | undefined {
   return record;
 }
 
-/** The tuned parameters for this device, or undefined to use the kernel's defaults. */
-export function tunedParams(device: DeviceSummary): Params | undefined {
-  return loadTuning(device)?.best.params;
+/**
+ * The parameters tuned for `kernel` on this device, or undefined (no tuning saved, or it was
+ * saved for another kernel) to use the kernel's defaults.
+ */
+export function tunedParams(device: DeviceSummary, kernel = "11_autotune"): Params | undefined {
+  const record = loadTuning(device);
+  return record?.kernel === kernel ? record.best.params : undefined;
 }

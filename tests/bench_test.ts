@@ -4,10 +4,13 @@
  * stand-in for the CUDA libraries (tests/mock_cuda/, built with the system C compiler).
  */
 import assert from "node:assert/strict";
+import * as tf from "@tensorflow/tfjs-core";
 import { formatTable, runBench } from "../lib/bench.ts";
 import { defaultShapes, parseBenchArgs } from "../lib/bench_args.ts";
-import { acquireGpu } from "../lib/gpu.ts";
+import { acquireGpu, readBuffer } from "../lib/gpu.ts";
+import { randomMatrix } from "../lib/matrix.ts";
 import { openCublas } from "../lib/peers/cublas.ts";
+import { type BackendInternals, flush, openTfjs } from "../lib/peers/tfjs.ts";
 import { RECORD_SCHEMA, type RunRecord } from "../lib/record.ts";
 import {
   currentCommit,
@@ -330,3 +333,33 @@ Deno.test("cuBLAS peer: missing libraries give a reason, not a crash", () => {
     else Deno.env.set("GEMM_CUDA_LIB_DIR", saved);
   }
 });
+
+Deno.test(
+  "TF.js trap: its output is stale until flushed; the peer's poison reaches it",
+  gpuTest,
+  async () => {
+    const gpu = await acquireGpu();
+    await openTfjs(gpu);
+    const backend = tf.backend() as unknown as BackendInternals & {
+      tensorMap: { get(id: object): { resource?: GPUBuffer } };
+    };
+    const n = 32;
+    const a = tf.tensor2d(randomMatrix(n, n), [n, n]);
+    const b = tf.tensor2d(randomMatrix(n, n), [n, n]);
+    // As the peer does: a NaN tensor of C's size, flushed, disposed back into TF.js's pool.
+    const poison = tf.fill([n, n], NaN);
+    const poisonBuffer = backend.tensorMap.get(poison.dataId).resource;
+    flush(backend);
+    poison.dispose();
+    const c = tf.matMul(a, b);
+    const out = backend.tensorMap.get(c.dataId).resource!;
+    assert.equal(out, poisonBuffer, "the product reuses the poisoned buffer");
+    const unflushed = new Float32Array(await readBuffer(gpu, out, n * n * 4));
+    assert.ok(unflushed.every(Number.isNaN), "not run yet: still the poison");
+    flush(backend);
+    const flushed = new Float32Array(await readBuffer(gpu, out, n * n * 4));
+    assert.ok(flushed.every(Number.isFinite), "after the flush: the product");
+    assert.deepEqual(flushed, await c.data());
+    tf.dispose([a, b, c]);
+  },
+);

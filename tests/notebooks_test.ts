@@ -5,7 +5,17 @@
  */
 import assert from "node:assert/strict";
 import { extractNotebooks, listNotebooks } from "../tools/notebook_cells.ts";
-import { fmt, kernel, predict, tableBundle } from "../lib/notebook.ts";
+import {
+  fmt,
+  kernel,
+  predict,
+  setRecordsDir,
+  showRecorded,
+  showRecordedCeilings,
+  tableBundle,
+} from "../lib/notebook.ts";
+import type { KernelResult } from "../lib/runner.ts";
+import type { RunRecord } from "../lib/record.ts";
 import { subgroupAccesses } from "../lib/lessons.ts";
 import { KERNELS } from "../lib/registry.ts";
 
@@ -123,4 +133,70 @@ Deno.test("subgroupAccesses: x → column touches one segment of B, x → row on
   assert.equal(get("x → row", "A").segments, 8);
   assert.equal(get("x → row", "C").segments, 8);
   assert.equal(new Set(get("x → column", "A").addresses).size, 1);
+});
+
+/** Console output of `body` (outside Jupyter, displays print their text/plain). */
+async function captured(body: () => Promise<void>): Promise<string> {
+  const lines: string[] = [];
+  const original = console.log;
+  console.log = (...args: unknown[]) => lines.push(args.join(" "));
+  try {
+    await body();
+  } finally {
+    console.log = original;
+  }
+  return lines.join("\n");
+}
+
+/** A result row with just the fields the notebook tables read. */
+function row(kernelId: string, n: number, gflops: number): KernelResult {
+  return {
+    kernel: kernelId,
+    title: kernelId,
+    m: n,
+    k: n,
+    n,
+    params: {},
+    relErr: 1e-7,
+    validated: true,
+    gflops,
+    modelBytes: 1,
+    intensity: 1,
+    seed: 1,
+  };
+}
+
+Deno.test("recorded GPU numbers: absent says so, present shows beside the live ones", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "gemm-runs-" });
+  try {
+    setRecordsDir(`${dir}/`);
+    const live = [row("02_naive", 256, 0.5), row("03_coalesce", 256, 1)];
+    assert.match(
+      await captured(() => showRecorded(["02_naive", "03_coalesce"], live)),
+      /No recorded GPU run yet/,
+    );
+    assert.match(await captured(() => showRecordedCeilings()), /No recorded GPU run yet/);
+
+    // Synthetic numbers for the table's arithmetic only; no chart or prose ever sees them.
+    const record = {
+      schema: 1,
+      date: "2026-01-01T00:00:00Z",
+      commit: "abcdef1234567",
+      deno: "2.9.6",
+      device: { description: "Test GPU", software: false, features: [], limits: {} },
+      ceilings: { bandwidthGBs: 100, fp32Gflops: 1000 },
+      results: [row("02_naive", 4096, 10), row("03_coalesce", 4096, 40)],
+      peers: [{ ...row("cublas", 4096, 80), peer: "cublas", timer: "CUDA events" }],
+      notes: [],
+    } as unknown as RunRecord;
+    await Deno.writeTextFile(`${dir}/test-gpu-2026-01-01.json`, JSON.stringify(record));
+    const table = await captured(() => showRecorded(["02_naive", "03_coalesce"], live));
+    assert.match(table, /From the recorded GPU run on Test GPU, 2026-01-01, commit abcdef1/);
+    assert.match(table, /03_coalesce\s+40\s+4\s+50\s+1\s+2/);
+    assert.match(table, /cuBLAS\s+80\s+-\s+100/);
+    assert.match(await captured(() => showRecordedCeilings()), /recorded GPU run on Test GPU/);
+  } finally {
+    setRecordsDir();
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -4,11 +4,12 @@
 # Here first:  sh tools/bundle.sh            (writes dist/bench.js; carry dist and .offline)
 # There, from the project root:
 #   source .offline/activate.sh && GEMM_COMMIT=<sha> bash tools/gpu_bench.sh [extra bench flags]
-# Files in $OUT (default out/gpu): the record (<device>-<date>.json, for data/runs/), table.txt
-# (stdout), bench.log (progress, stderr) and env.txt (GPU, driver, Deno). Exit status: the bench's.
+# Files in $OUT (default /tmp/gemm-gpu-bench): the record (<device>-<date>.json, for data/runs/), table.txt
+# (stdout), bench.log (progress, stderr), env.txt (GPU, driver, Deno) and, after --tune,
+# tuning-<device>.json (for data/tuning/). Exit status: the bench's (124: stopped at the time limit).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${OUT:-out/gpu}
+out=${OUT:-/tmp/gemm-gpu-bench}
 mkdir -p "$out"
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
 command -v deno >/dev/null || { echo "gpu_bench: no deno on PATH; run: source .offline/activate.sh" >&2; exit 2; }
@@ -31,13 +32,18 @@ timeout "${GEMM_BENCH_TIMEOUT:-540}" deno run --no-config --no-remote --no-npm -
   dist/bench.js --validate "${GEMM_VALIDATE_SHAPES:-20}" "$@" 2>&1 >"$out/table.txt" | tee "$out/bench.log"
 rc=${PIPESTATUS[0]}
 
-# The record this run wrote: the newest in data/runs, if written since we started.
+# The record this run wrote (the newest in data/runs) and, with --tune, the tuning file.
 record=$(ls -t data/runs/*.json 2>/dev/null | head -1)
 if [ -n "$record" ] && [ "$(stat -c %Y "$record")" -ge "$started" ]; then
   cp "$record" "$out/"
 else
   echo "gpu_bench: no record was written" >&2
 fi
+for tuning in data/tuning/*.json; do
+  if [ -f "$tuning" ] && [ "$(stat -c %Y "$tuning")" -ge "$started" ]; then
+    cp "$tuning" "$out/tuning-$(basename "$tuning")"
+  fi
+done
 cat "$out/table.txt"
 echo "gpu_bench: bench exit status $rc ($([ "$rc" = 124 ] && echo "timed out, partial record" || echo "0 ok, 1 failures, 3 device lost")); in $out: $(ls "$out" | tr '\n' ' ')"
 exit "$rc"

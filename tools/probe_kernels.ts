@@ -43,14 +43,7 @@ const save = () =>
     JSON.stringify({ device: gpu.summary, started, rows }, null, 1),
   );
 
-// Probe-only variant: kernel 10 with its inner loop unrolled by 4 by hand.
-const unrolled: KernelSpec = {
-  ...findKernel("10_double_buffer")!,
-  id: "10_double_buffer_unroll4",
-  file: "10_double_buffer_unroll4.wgsl",
-  demo: true,
-};
-const kernel = (id: string): KernelSpec => id === unrolled.id ? unrolled : findKernel(id)!;
+const kernel = (id: string): KernelSpec => findKernel(id)!;
 const square = (n: number): Shape => ({ m: n, k: n, n });
 const big = quick ? 256 : 4096;
 const bigger = quick ? 384 : 8192;
@@ -117,10 +110,12 @@ for (
     "09_subgroup_tiling",
     "10_double_buffer",
     "12_f16",
+    "12_f16_storage",
   ]
 ) await probe(id, square(big));
 await probe("04_tiled", square(big), { TILE: 32 }, "04_tiled TILE=32");
 await probe("08_bank_conflicts", square(big), { PAD: 0 }, "08_bank_conflicts PAD=0");
+await probe("10_double_buffer", square(big), { GROUP_M: 8 }, "10_double_buffer GROUP_M=8");
 
 // 2. Autotune the double-buffered kernel, then the tuned kernel everywhere.
 const tuned = kernel("11_autotune");
@@ -134,17 +129,26 @@ console.error(
   `autotune best: ${JSON.stringify(record.best.params)} ${record.best.gflops?.toFixed(0)}`,
 );
 await probe("11_autotune", square(big));
-await probe(unrolled.id, square(big));
-await probe(unrolled.id, square(big), record.best.params, `${unrolled.id} tuned`);
 
 // 3. 8192 and odd shapes for the fast kernels.
 probeCublas(square(bigger));
-for (const id of ["09_subgroup_tiling", "10_double_buffer", "11_autotune", "12_f16"]) {
+for (
+  const id of [
+    "07_vectorize",
+    "08_bank_conflicts",
+    "09_subgroup_tiling",
+    "10_double_buffer",
+    "11_autotune",
+    "12_f16",
+  ]
+) {
   await probe(id, square(bigger));
 }
 for (const shape of oddShapes) {
   probeCublas(shape);
-  for (const id of ["10_double_buffer", "11_autotune", "12_f16"]) await probe(id, shape);
+  for (const id of ["10_double_buffer", "11_autotune", "12_f16"]) {
+    await probe(id, shape);
+  }
 }
 
 // The table last, so the tail of the output carries it.

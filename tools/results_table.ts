@@ -4,6 +4,8 @@
  * section says so.
  *
  *   deno task results [--record FILE] [--readme FILE]
+ *
+ * The task then runs `deno fmt` on the README, which pads the tables.
  */
 import type { KernelResult } from "../lib/runner.ts";
 import type { PeerResult, RunRecord } from "../lib/record.ts";
@@ -27,8 +29,10 @@ export function resultsSection(record: RunRecord | undefined, source = ""): stri
       "`deno task results`.";
   }
   const rows: Row[] = [...record.results, ...record.peers];
-  const squares = [...new Set(rows.filter((r) => r.m === r.n && r.n === r.k).map((r) => r.m))]
-    .sort((a, b) => a - b);
+  // The headline size comes from the GPU kernels' sizes (CPU rows run at their own sizes).
+  const squares = [
+    ...new Set(record.results.filter((r) => r.m === r.n && r.n === r.k).map((r) => r.m)),
+  ].sort((a, b) => a - b);
   const size = squares.includes(HEADLINE) ? HEADLINE : squares.at(-1);
   const d = record.device;
   const lines = [
@@ -49,7 +53,7 @@ export function resultsSection(record: RunRecord | undefined, source = ""): stri
       "| --- | ---: | ---: | ---: |",
       ...at.map((r) => {
         const speed = r.validated && r.gflops !== undefined;
-        return `| ${label(r)} | ${speed ? r.gflops!.toFixed(0) : failure(r)} | ${
+        return `| ${label(r)} | ${speed ? gflops(r.gflops!) : failure(r)} | ${
           speed && cublas?.gflops ? `${(100 * r.gflops! / cublas.gflops).toFixed(1)}%` : "-"
         } | ${Number.isFinite(r.relErr) ? r.relErr.toExponential(1) : "-"} |`;
       }),
@@ -68,7 +72,7 @@ export function resultsSection(record: RunRecord | undefined, source = ""): stri
         shapes.map((s) => {
           const r = rows.find((x) => label(x) === name && sameShape(x, s));
           if (!r) return "";
-          return r.validated && r.gflops !== undefined ? r.gflops.toFixed(0) : failure(r);
+          return r.validated && r.gflops !== undefined ? gflops(r.gflops) : failure(r);
         }).join(" | ")
       } |`
     ),
@@ -89,7 +93,12 @@ export function replaceSection(readme: string, section: string): string {
   if (start < 0 || stop < start) {
     throw new Error(`README has no results markers (${BEGIN} ... ${END})`);
   }
-  return `${readme.slice(0, start + BEGIN.length)}\n${section}\n${readme.slice(stop)}`;
+  return `${readme.slice(0, start + BEGIN.length)}\n\n${section}\n\n${readme.slice(stop)}`;
+}
+
+/** Whole GFLOP/s for GPUs; small values (software adapters, CPUs) keep three digits. */
+function gflops(x: number): string {
+  return x >= 100 ? x.toFixed(0) : x.toPrecision(3);
 }
 
 function label(r: Row): string {

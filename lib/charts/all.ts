@@ -2,47 +2,54 @@
  * Every chart a run record can feed, built in one call (the export task and the summary
  * notebook use it). A chart whose data the record lacks is skipped with the reason.
  */
-import type { RunRecord } from "../record.ts";
+import type { PeerResult, RunRecord } from "../record.ts";
 import { KERNELS, type KernelSpec } from "../registry.ts";
 import { autotuneChart, type TuneTrial } from "./autotune.ts";
+import { boundChart } from "./bound.ts";
+import { ceilingsChart } from "./ceilings.ts";
 import { cpuModelRows } from "../cpu.ts";
-import { type Chart, isSquare, measured, peerLabel, shapeLabel, sourceLabel } from "./common.ts";
-import {
-  cpuChart,
-  type CpuChartData,
-  type CpuImplRow,
-  type CpuModelRow,
-  type CpuSweepRow,
-} from "./cpu.ts";
+import type { CpuRecord } from "../cpu_bench.ts";
+import { shapeLabel } from "../matrix.ts";
+import { type Chart, isSquare, measured, peerLabel, shortCommit, sourceLabel } from "./common.ts";
+import { cpuChart, type CpuChartData } from "./cpu.ts";
 import { intensityChart, modeledIntensity } from "./intensity.ts";
 import { ladderChart } from "./ladder.ts";
 import { rooflineChart } from "./roofline.ts";
 import { scalingChart } from "./scaling.ts";
 
 /**
- * The record's CPU section as chart rows. Expected shape (written by the bench):
- * `cpu: { sweep?: CpuSweepRow[], impls?: CpuImplRow[], model?: CpuModelRow[] }`; the OpenBLAS
- * peers of the record are added to the implementation bars.
+ * CPU chart rows from a CPU suite (lib/cpu_bench.ts: `runCpuSuite` or a record's `cpu`):
+ * validated rows only, the OpenBLAS peers added to the implementation bars as references.
  */
-export function cpuData(record: RunRecord): CpuChartData {
-  const cpu = (record.cpu ?? {}) as {
-    sweep?: CpuSweepRow[];
-    impls?: CpuImplRow[];
-    model?: CpuModelRow[];
-  };
-  const blas = measured(record.peers).filter((p) => p.peer.startsWith("openblas") && isSquare(p))
-    .map((p) => ({ impl: peerLabel(p.peer), n: p.n, gflops: p.gflops! }));
-  const impls = [...(cpu.impls ?? []), ...blas];
-  const sizes = [...new Set([...(cpu.sweep ?? []), ...impls].map((r) => r.n))].sort((a, b) =>
-    a - b
-  );
+export function cpuSuiteRows(
+  cpu: Partial<CpuRecord>,
+  peers: readonly PeerResult[] = [],
+  source?: string,
+): CpuChartData {
+  const ok = (r: { validated: boolean; gflops?: number }) => r.validated && (r.gflops ?? 0) > 0;
+  const sweep = (cpu.sweep ?? []).filter(ok);
+  const blas = measured(peers).filter((p) => p.peer.startsWith("openblas") && isSquare(p))
+    .map((p) => ({ impl: peerLabel(p.peer), n: p.n, gflops: p.gflops!, reference: true }));
+  const impls = [
+    ...(cpu.impls ?? []).filter(ok).map((r) => ({ impl: r.impl, n: r.n, gflops: r.gflops! })),
+    ...blas,
+  ];
+  const sizes = [...new Set([...sweep, ...impls].map((r) => r.n))].sort((a, b) => a - b);
   return {
-    sweep: cpu.sweep,
+    sweep,
     impls,
     // The lecture's access model at the sizes that were measured.
     model: cpu.model ?? (sizes.length ? cpuModelRows(sizes) : undefined),
-    source: sourceLabel(record),
+    source: source ?? cpu.machine?.model,
   };
+}
+
+/** The record's CPU section and OpenBLAS peers as chart rows, the CPU named in the subtitle. */
+export function cpuData(record: RunRecord): CpuChartData {
+  const cpu = (record.cpu ?? {}) as Partial<CpuRecord>;
+  const machine = cpu.machine?.model ?? record.device.description;
+  const source = `${machine} · ${record.date.slice(0, 10)} · commit ${shortCommit(record.commit)}`;
+  return cpuSuiteRows(cpu, record.peers, source);
 }
 
 /** A tuning search as the record holds it (lib/tuning.ts TuningRecord, or any `{ trials }`). */
@@ -81,7 +88,12 @@ export function allCharts(
     }
   };
   attempt("roofline", () => rooflineChart(opts.live ? [record, opts.live] : record));
+  attempt("ceilings", () => {
+    if (!record.ceilings) throw new Error("no measured ceilings in the record");
+    return ceilingsChart(record.ceilings, sourceLabel(record));
+  });
   attempt("ladder", () => ladderChart(record));
+  attempt("bound", () => boundChart(record));
   attempt("scaling", () => scalingChart(record));
   const sizes = [...new Set(measured(record.results).filter(isSquare).map((r) => r.n))];
   // Teaching-only variants (deliberately broken kernels) have no place in the model chart.

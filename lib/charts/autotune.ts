@@ -101,7 +101,12 @@ export function autotuneChart(trials: TuneTrial[], opts: AutotuneOptions = {}): 
   const measuredValues = cells.flatMap((c) => c.gflops === null ? [] : [c.gflops]);
   const midpoint = (Math.min(...measuredValues) + Math.max(...measuredValues)) / 2;
   const title = `Autotune search${opts.kernel ? `: ${opts.kernel}` : ""}`;
-  const subtitle = opts.source ?? "";
+  const others = [...new Set(trials.flatMap((t) => Object.keys(t.params)))]
+    .filter((k) => k !== xKey && k !== yKey);
+  const subtitle = [
+    opts.source ?? "",
+    others.length ? `each cell: the best over ${others.join(", ")} (hover for all parameters)` : "",
+  ].filter(Boolean).join(" · ");
 
   const figure = {
     data: [

@@ -75,11 +75,6 @@ export function measured<T extends KernelResult | PeerResult>(rows: readonly T[]
 
 export const isSquare = (r: { m: number; n: number; k: number }) => r.m === r.n && r.n === r.k;
 
-/** The shape label used in tooltips and titles: "4096" when square, else "MxKxN". */
-export function shapeLabel(r: { m: number; n: number; k: number }): string {
-  return isSquare(r) ? String(r.n) : `${r.m}x${r.k}x${r.n}`;
-}
-
 /** Peer ids as readers know them. */
 export function peerLabel(peer: string): string {
   const names: Record<string, string> = {

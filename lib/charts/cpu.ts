@@ -16,6 +16,8 @@ export interface CpuImplRow {
   impl: string;
   n: number;
   gflops: number;
+  /** A reference library (OpenBLAS) rather than one of ours. */
+  reference?: boolean;
 }
 
 /** The lecture's model at size n: FLOPs 2N^3, unique accesses 3N^2, all accesses 4N^3. */
@@ -39,13 +41,20 @@ export function cpuChart(data: CpuChartData): VegaChart {
   const panels: VegaLiteSpec[] = [];
   if (data.sweep?.length) {
     panels.push({
-      title: "Cache blocking: block-size sweep (block 0 = unblocked)",
+      title: data.sweep.some((r) => r.block === 0)
+        ? "Cache blocking: block-size sweep (block 0 = unblocked)"
+        : "Cache blocking: block-size sweep",
       width: 520,
       height: 260,
       data: { values: data.sweep },
       mark: { type: "line", point: true },
       encoding: {
-        x: { field: "block", type: "ordinal", title: "Block size (elements)" },
+        x: {
+          field: "block",
+          type: "ordinal",
+          title: "Block size (elements)",
+          axis: { labelAngle: 0, labelExpr: "datum.value == 0 ? '0 (none)' : datum.label" },
+        },
         y: { field: "gflops", type: "quantitative", title: "GFLOP/s (measured)" },
         color: { field: "n", type: "ordinal", title: "N" },
         tooltip: [
@@ -58,14 +67,34 @@ export function cpuChart(data: CpuChartData): VegaChart {
   }
   if (data.impls?.length) {
     const n = Math.max(...data.impls.map((r) => r.n));
+    const atN = data.impls.filter((r) => r.n === n).sort((a, b) => b.gflops - a.gflops)
+      .map((r) => ({ ...r, reference: Boolean(r.reference) }));
     panels.push({
       title: `CPU implementations at N = ${n}`,
       width: 520,
       height: { step: 24 },
-      data: { values: data.impls.filter((r) => r.n === n) },
+      data: { values: atN },
       encoding: {
-        y: { field: "impl", type: "nominal", sort: "-x", title: null },
-        x: { field: "gflops", type: "quantitative", title: "GFLOP/s (measured)" },
+        y: {
+          field: "impl",
+          type: "nominal",
+          sort: atN.map((r) => r.impl),
+          title: null,
+          axis: { labelLimit: 240 },
+        },
+        color: {
+          field: "reference",
+          type: "nominal",
+          title: null,
+          scale: { domain: [false, true], range: ["#4c78a8", "#f58518"] },
+          legend: { labelExpr: "datum.value ? 'OpenBLAS' : 'ours'" },
+        },
+        x: {
+          field: "gflops",
+          type: "quantitative",
+          title: "GFLOP/s (measured)",
+          scale: { domainMax: 1.15 * Math.max(...atN.map((r) => r.gflops)) },
+        },
         tooltip: [
           { field: "impl", title: "implementation" },
           { field: "gflops", title: "GFLOP/s", format: ".3~g" },
@@ -90,7 +119,13 @@ export function cpuChart(data: CpuChartData): VegaChart {
       encoding: {
         x: { field: "n", type: "quantitative", scale: { type: "log", base: 2 }, title: "N" },
         y: { field: "value", type: "quantitative", scale: { type: "log" }, title: "Count" },
-        color: { field: "series", type: "nominal", title: null },
+        color: {
+          field: "series",
+          type: "nominal",
+          title: null,
+          scale: { scheme: "set2" },
+          legend: { labelLimit: 300 },
+        },
         tooltip: [
           { field: "series" },
           { field: "n", title: "N" },
@@ -107,6 +142,8 @@ export function cpuChart(data: CpuChartData): VegaChart {
       $schema: SCHEMA,
       title: { text: "Matrix multiply on the CPU", subtitle: data.source ?? "" },
       config: VEGA_CONFIG,
+      // Each panel's colours mean something different (N, or a model series).
+      resolve: { scale: { color: "independent" }, legend: { color: "independent" } },
       vconcat: panels,
     } as VegaLiteSpec,
   };

@@ -64,7 +64,13 @@ export function ladderChart(record: RunRecord, opts: LadderOptions = {}): VegaCh
   if (reference) { for (const r of rows) r.pct = (100 * r.gflops) / reference.gflops!; }
 
   rows.sort((a, b) => a.order - b.order);
-  const y = { field: "label", type: "nominal", sort: rows.map((r) => r.label), title: null };
+  const y = {
+    field: "label",
+    type: "nominal",
+    sort: rows.map((r) => r.label),
+    title: null,
+    axis: { labelLimit: 240 },
+  };
   const color = {
     field: "role",
     type: "nominal",
@@ -78,7 +84,13 @@ export function ladderChart(record: RunRecord, opts: LadderOptions = {}): VegaCh
     height: { step: 24 },
     encoding: {
       y,
-      x: { field, type: "quantitative", title },
+      // Room for the value printed after the longest bar.
+      x: {
+        field,
+        type: "quantitative",
+        title,
+        scale: { domainMax: 1.15 * Math.max(...rows.map((r) => r[field] ?? 0)) },
+      },
       color,
       tooltip: [
         { field: "label", title: "step" },

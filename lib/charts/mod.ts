@@ -5,7 +5,9 @@
  */
 export * from "./common.ts";
 export * from "./roofline.ts";
+export * from "./ceilings.ts";
 export * from "./ladder.ts";
+export * from "./bound.ts";
 export * from "./scaling.ts";
 export * from "./intensity.ts";
 export * from "./cpu.ts";

@@ -32,6 +32,8 @@ export interface RooflinePoint {
   n: number;
   intensity: number;
   gflops: number;
+  /** Tile parameters of the kernel ("BM=128 BN=128"); empty for peers. */
+  params: string;
   /** min(FP32 roof, bandwidth x intensity): what the roofline allows at this intensity. */
   boundGflops?: number;
 }
@@ -42,6 +44,48 @@ export function compulsoryIntensity(s: { m: number; n: number; k: number }): num
 }
 
 const sig = (x: number) => Number(x.toPrecision(3)).toLocaleString("en-US");
+
+/** Chart body size in pixels (the label spacing below depends on it). */
+const WIDTH = 640, HEIGHT = 420;
+/** Vertical space one label needs, and how far right of its point a label may reach. */
+const LABEL_PX = 12, LABEL_REACH_PX = 120;
+
+/** The smallest span of whole decades holding every value. */
+function decades(values: number[]): [number, number] {
+  const logs = values.filter((v) => v > 0).map(Math.log10);
+  return [10 ** Math.floor(Math.min(...logs)), 10 ** Math.ceil(Math.max(...logs))];
+}
+
+/** A point's label: where it is drawn, and whether it had to move off its point. */
+interface PlacedLabel extends RooflinePoint {
+  labelGflops: number;
+  moved: boolean;
+}
+
+/**
+ * Greedy label placement: points whose labels would overlap (close in x on screen) are taken
+ * bottom to top and each label pushed up to at least LABEL_PX above the one below it.
+ */
+function spreadLabels(
+  points: RooflinePoint[],
+  xDomain: [number, number],
+  yDomain: [number, number],
+): PlacedLabel[] {
+  const pxPerDecadeX = WIDTH / Math.log10(xDomain[1] / xDomain[0]);
+  const pxPerDecadeY = HEIGHT / Math.log10(yDomain[1] / yDomain[0]);
+  const gap = LABEL_PX / pxPerDecadeY;
+  const placed: PlacedLabel[] = [];
+  for (const p of [...points].sort((a, b) => a.gflops - b.gflops)) {
+    const want = Math.log10(p.gflops);
+    const below = placed.filter((q) =>
+      Math.abs(Math.log10(q.intensity / p.intensity)) * pxPerDecadeX < LABEL_REACH_PX
+    );
+    const floor = Math.max(-Infinity, ...below.map((q) => Math.log10(q.labelGflops) + gap));
+    const at = Math.max(want, floor);
+    placed.push({ ...p, labelGflops: 10 ** at, moved: at - want > gap / 4 });
+  }
+  return placed;
+}
 
 /**
  * Roofline of one or more runs (e.g. the recorded GPU host and the reader's live adapter):
@@ -61,7 +105,9 @@ export function rooflineChart(
 
   runs.forEach((record, i) => {
     const source = opts.labels?.[i] ?? `${deviceLabel(record)} · ${record.date.slice(0, 10)}`;
-    const n = opts.n ?? largestSquare([...record.results, ...record.peers]);
+    // CPU peers do not belong on a GPU roofline.
+    const gpuPeers = measured(record.peers).filter((p) => !p.peer.startsWith("openblas"));
+    const n = opts.n ?? largestSquare(record.results) ?? largestSquare(gpuPeers);
     if (n === undefined) return;
     const ceil = record.ceilings;
     const bound = (x: number) =>
@@ -73,6 +119,7 @@ export function rooflineChart(
         label: r.title,
         role: "kernel",
         n,
+        params: Object.entries(r.params).map(([k, v]) => `${k}=${v}`).join(" "),
         intensity: r.intensity,
         gflops: r.gflops!,
         boundGflops: bound(r.intensity),
@@ -80,8 +127,6 @@ export function rooflineChart(
       if ((best.get(r.kernel)?.gflops ?? 0) < p.gflops) best.set(r.kernel, p);
     }
     points.push(...best.values());
-    // CPU peers do not belong on a GPU roofline.
-    const gpuPeers = measured(record.peers).filter((p) => !p.peer.startsWith("openblas"));
     for (const r of gpuPeers.filter((r) => isSquare(r) && r.n === n)) {
       const x = compulsoryIntensity(r);
       points.push({
@@ -89,6 +134,7 @@ export function rooflineChart(
         label: peerLabel(r.peer),
         role: "peer",
         n,
+        params: "",
         intensity: x,
         gflops: r.gflops!,
         boundGflops: bound(x),
@@ -134,16 +180,22 @@ export function rooflineChart(
   });
   if (!points.length) throw new Error("no measured square-size results to put on a roofline");
 
+  // Whole decades on both axes, fixed here so label placement knows where points land.
+  const xDomain = decades([...points, ...roofs].map((p) => p.intensity));
+  const yDomain = decades([...points, ...roofs].map((p) => p.gflops));
+  const labels = (["kernel", "peer"] as const).flatMap((role) =>
+    spreadLabels(points.filter((p) => p.role === role), xDomain, yDomain)
+  );
   const x = {
     field: "intensity",
     type: "quantitative",
-    scale: { type: "log" },
+    scale: { type: "log", domain: xDomain },
     title: "Arithmetic intensity (FLOP per byte of global memory, modeled)",
   } as const;
   const y = {
     field: "gflops",
     type: "quantitative",
-    scale: { type: "log" },
+    scale: { type: "log", domain: yDomain },
     title: "GFLOP/s (measured)",
   } as const;
   const color = {
@@ -155,6 +207,7 @@ export function rooflineChart(
   const tooltip = [
     { field: "label", title: "kernel" },
     { field: "source", title: "run" },
+    { field: "params", title: "params" },
     { field: "n", title: "N" },
     { field: "intensity", title: "FLOP/byte", format: ".3~g" },
     { field: "gflops", title: "GFLOP/s", format: ".4~g" },
@@ -170,8 +223,8 @@ export function rooflineChart(
         text: "Roofline: measured ceilings, modeled intensity",
         subtitle: [...subtitle, ...warnings.map((w) => `warning: ${w}`)],
       },
-      width: 640,
-      height: 420,
+      width: WIDTH,
+      height: HEIGHT,
       config: VEGA_CONFIG,
       layer: [
         {
@@ -198,7 +251,6 @@ export function rooflineChart(
             dy: i ? 14 : -10,
             align: i ? "left" : "right",
             fontSize: 10,
-            fontStyle: "italic",
           },
           encoding: { x, y, color, text: { field: "text" } },
         } as const)),
@@ -213,11 +265,29 @@ export function rooflineChart(
             tooltip,
           },
         },
+        // Labels moved apart vertically where points crowd, each tied to its point by a short
+        // leader; kernels labelled to the right, peers to the left.
         {
-          data: { values: points },
-          mark: { type: "text", align: "left", dx: 7, dy: -6, fontSize: 10 },
-          encoding: { x, y, color, text: { field: "label" } },
+          data: { values: labels.filter((l) => l.moved) },
+          mark: { type: "rule", strokeWidth: 0.6, opacity: 0.6 },
+          encoding: { x, y, y2: { field: "labelGflops" }, color },
         },
+        ...(["kernel", "peer"] as const).map((role) => ({
+          data: { values: labels.filter((l) => l.role === role) },
+          mark: {
+            type: "text",
+            align: role === "kernel" ? "left" : "right",
+            baseline: "middle",
+            dx: role === "kernel" ? 8 : -8,
+            fontSize: 10,
+          },
+          encoding: {
+            x,
+            y: { ...y, field: "labelGflops" },
+            color,
+            text: { field: "label" },
+          },
+        } as const)),
       ],
     },
   };

@@ -55,7 +55,10 @@ export function scalingChart(record: RunRecord): VegaChart {
     name: "scaling",
     spec: {
       $schema: SCHEMA,
-      title: { text: "Throughput against matrix size", subtitle: sourceLabel(record) },
+      title: {
+        text: "Throughput against matrix size",
+        subtitle: [sourceLabel(record), "solid: our kernels, dashed: peers"],
+      },
       width: 560,
       height: 360,
       config: VEGA_CONFIG,
@@ -69,14 +72,20 @@ export function scalingChart(record: RunRecord): VegaChart {
           axis: { values: [...new Set(rows.map((r) => r.n))].sort((a, b) => a - b) },
           title: "N (square M = K = N)",
         },
-        y: { field: "gflops", type: "quantitative", title: "GFLOP/s (measured)" },
+        // Log scale: the ladder spans orders of magnitude, and equal ratios read as equal gaps.
+        y: {
+          field: "gflops",
+          type: "quantitative",
+          scale: { type: "log" },
+          title: "GFLOP/s (measured)",
+        },
         color: { field: "label", type: "nominal", title: "Kernel or peer", sort: order },
         strokeDash: {
           field: "role",
           type: "nominal",
           title: null,
           scale: { domain: ["kernel", "peer"], range: [[1, 0], [6, 3]] },
-          legend: { symbolType: "stroke" },
+          legend: null,
         },
         tooltip: [
           { field: "label", title: "kernel" },

@@ -257,16 +257,29 @@ class Peer implements CublasPeer {
       result.error = (e as Error).message;
       result.errorKind = e instanceof CudaError ? "cuda" : "wrong-result";
     } finally {
-      for (const ev of events) this.rt.cudaEventDestroy(ev);
-      for (const p of buffers) this.rt.cudaFree(p);
+      // A failing free or destroy reports an earlier asynchronous error: the run is suspect.
+      const codes = [
+        ...events.map((ev) => ["cudaEventDestroy", this.rt.cudaEventDestroy(ev)] as const),
+        ...buffers.map((p) => ["cudaFree", this.rt.cudaFree(p)] as const),
+      ].filter(([, code]) => code !== 0);
+      if (codes.length && result.validated) {
+        const [call, code] = codes[0];
+        result.validated = false;
+        result.error = new CudaError(call, code, this.errorText(code)).message;
+        result.errorKind = "cuda";
+        delete result.gflops;
+      }
     }
     return result;
   }
 
   close() {
-    this.blas.cublasDestroy_v2(this.handle);
+    const status = this.blas.cublasDestroy_v2(this.handle);
     this.cublas.lib.close();
     this.cudart.lib.close();
+    if (status !== 0) {
+      throw new CudaError("cublasDestroy_v2", status, CUBLAS_STATUS[status] ?? "cuBLAS status");
+    }
   }
 
   /** Row-major C (m x n) = A B is column-major C^T (n x m) = B^T A^T: pass B first, no transposes. */
@@ -342,10 +355,12 @@ class Peer implements CublasPeer {
   }
 
   private cuda(call: string, code: number) {
-    if (code !== 0) {
-      const text = this.rt.cudaGetErrorString(code);
-      throw new CudaError(call, code, text ? Deno.UnsafePointerView.getCString(text) : "?");
-    }
+    if (code !== 0) throw new CudaError(call, code, this.errorText(code));
+  }
+
+  private errorText(code: number): string {
+    const text = this.rt.cudaGetErrorString(code);
+    return text ? Deno.UnsafePointerView.getCString(text) : "?";
   }
 
   private blasCall(call: string, status: number) {

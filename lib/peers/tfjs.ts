@@ -3,10 +3,12 @@
  * features as our kernels). The best-known WebGPU matmul most readers could reach for instead.
  *
  * Two traps, both handled here:
- * - TF.js records dispatches into a compute pass it keeps open. Anything that submits on its
- *   behalf must end that pass first (`endComputePassEncoder()` before `submitQueue()`), or the
- *   command buffer is invalid, dropped without a word, and the output keeps its old contents.
- *   So the check uses fresh inputs, a NaN-poisoned output buffer and flushes before reading.
+ * - TF.js records dispatches into a compute pass it keeps open and submits later. Whoever reads
+ *   its buffers directly must first end that pass and submit (`endComputePassEncoder()` before
+ *   `submitQueue()`; a command buffer finished with a pass still open is invalid and dropped
+ *   without a word): until then the output holds its old contents (zeros, or a previous
+ *   product when a pooled buffer is reused). So the check uses fresh inputs and a NaN-poisoned
+ *   output buffer, and flushes before reading (tests/bench_test.ts shows both).
  * - Inputs under WEBGPU_CPU_HANDOFF_SIZE_THRESHOLD elements run on the CPU unless
  *   WEBGPU_CPU_FORWARD is off; it is turned off so every size is a GPU number.
  *
@@ -28,7 +30,7 @@ import { DeviceLostError, GemmError } from "../errors.ts";
 export const TFJS_VERSION = "4.22.0";
 
 /** TF.js's backend internals this file relies on (not in its public types). */
-interface BackendInternals {
+export interface BackendInternals {
   ensureCommandEncoderReady(): void;
   endComputePassEncoder(): void;
   submitQueue(): void;
@@ -61,13 +63,14 @@ export async function openTfjs(gpu: Gpu): Promise<TfjsPeer> {
   }
   await tf.ready();
   const internals = backend as unknown as BackendInternals;
+  const details = {
+    version: tf.version_core,
+    backend: "webgpu (our GPUDevice)",
+    timestampQuery: internals.supportTimestampQuery,
+  };
   return {
-    details: {
-      version: tf.version_core,
-      backend: "webgpu (our GPUDevice)",
-      timestampQuery: internals.supportTimestampQuery,
-    },
-    run: (shape, opts) => runTfjs(gpu, internals, shape, opts),
+    details,
+    run: (shape, opts) => runTfjs(gpu, internals, details, shape, opts),
     close() {
       tf.removeBackend("webgpu");
     },
@@ -77,6 +80,7 @@ export async function openTfjs(gpu: Gpu): Promise<TfjsPeer> {
 async function runTfjs(
   gpu: Gpu,
   internals: BackendInternals,
+  details: Record<string, string | number | boolean>,
   shape: Shape,
   opts: { reps?: number; budgetMs?: number } = {},
 ): Promise<PeerResult> {
@@ -103,9 +107,13 @@ async function runTfjs(
         "the device has no timestamp-query, so tf.time() cannot time TF.js",
       );
     }
-    // Poison: a NaN tensor of C's size, disposed, leaves its buffer in TF.js's pool, where the
-    // product's output buffer (same size and usage) is taken from.
-    tf.fill([m, n], NaN).dispose();
+    // Poison: a NaN tensor of C's size, run (flushed) and then disposed, puts its buffer back
+    // in TF.js's pool, where the product's output (same size and usage) is taken from. Without
+    // the flush the buffer stays pending and the product gets a fresh, zeroed one instead. A
+    // product whose commands are dropped then reads back NaN and fails, instead of zeros.
+    const poison = tf.fill([m, n], NaN);
+    flush(internals);
+    poison.dispose();
     const tc = tf.matMul(ta, tb);
     flush(internals);
     const c = await orLost(gpu, tc.data() as Promise<Float32Array>);
@@ -150,7 +158,7 @@ async function runTfjs(
       reps: t.reps,
       timing: t.method,
       gflops: flops(shape) / (t.medianMs * 1e6),
-      details: { programs: warm[0].programs.replace(/: [\d.e-]+/g, "") },
+      details: { ...details, programs: warm[0].programs.replace(/: [\d.e-]+/g, "") },
     });
   } catch (e) {
     if (e instanceof DeviceLostError) throw e;
@@ -166,7 +174,7 @@ async function runTfjs(
 }
 
 /** End TF.js's open compute pass and submit, so what it recorded actually runs. */
-function flush(internals: BackendInternals) {
+export function flush(internals: BackendInternals) {
   internals.ensureCommandEncoderReady();
   internals.endComputePassEncoder();
   internals.submitQueue();

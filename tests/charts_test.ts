@@ -1,0 +1,417 @@
+/**
+ * Charts, rendering, display bundles and the export task, all fed by a LIVE run on this
+ * machine's adapter (tiny sizes): kernels, a TF.js peer when it starts, the ceilings, CPU
+ * timings and a small parameter search. No hand-written numbers anywhere.
+ */
+import assert from "node:assert/strict";
+import { measureCeilings } from "../lib/ceilings.ts";
+import { runCpuSuite } from "../lib/cpu_bench.ts";
+import { acquireGpu, type Gpu } from "../lib/gpu.ts";
+import { type PeerResult, RECORD_SCHEMA, type RunRecord } from "../lib/record.ts";
+import { currentCommit } from "../lib/records.ts";
+import { KERNELS } from "../lib/registry.ts";
+import { runKernel } from "../lib/runner.ts";
+import { openTfjs } from "../lib/peers/tfjs.ts";
+import {
+  allCharts,
+  autotuneChart,
+  boundChart,
+  ceilingsChart,
+  type Chart,
+  chartBundle,
+  chartHtml,
+  chartPng,
+  chartSvg,
+  cpuChart,
+  cpuData,
+  intensityChart,
+  ladderChart,
+  modeledIntensity,
+  rooflineChart,
+  scalingChart,
+  tuneCells,
+  type TuneTrial,
+} from "../lib/charts/mod.ts";
+import { exportCharts, parseExportArgs } from "../tools/export.ts";
+
+const SIZES = [24, 40];
+const STEPS = KERNELS.filter((k) => !k.demo).slice(0, 3);
+
+interface LiveData {
+  gpu: Gpu;
+  record: RunRecord;
+}
+
+let live: Promise<LiveData> | undefined;
+
+/** One live run shared by every test in this file. */
+function liveRun(): Promise<LiveData> {
+  live ??= (async () => {
+    const gpu = await acquireGpu();
+    const results = [];
+    for (const n of SIZES) {
+      for (const spec of STEPS) {
+        results.push(await runKernel(gpu, spec, { m: n, k: n, n }, { budgetMs: 10 }));
+      }
+    }
+    const peers: PeerResult[] = [];
+    try {
+      const tfjs = await openTfjs(gpu);
+      try {
+        for (const n of SIZES) peers.push(await tfjs.run({ m: n, k: n, n }, { budgetMs: 10 }));
+      } finally {
+        tfjs.close();
+      }
+    } catch (e) {
+      console.error(`charts test: no TF.js peer (${(e as Error).message})`);
+    }
+    const naive = KERNELS[0];
+    const trials: TuneTrial[] = [];
+    for (const WG of [4, 8, 16]) {
+      for (const n of SIZES) {
+        const r = await runKernel(gpu, naive, { m: n, k: n, n }, { params: { WG }, budgetMs: 5 });
+        trials.push({ params: r.params, n, gflops: r.gflops, validated: r.validated });
+      }
+    }
+    const ceilings = await measureCeilings(gpu, { bandwidthBytes: 4 << 20, passMs: 3, reps: 3 });
+    const cpuSuite = await runCpuSuite({ sizes: [32, 48], blocks: [0, 1, 4, 16], reps: 2 });
+    peers.push(...cpuSuite.peers);
+    const record: RunRecord = {
+      schema: RECORD_SCHEMA,
+      date: new Date().toISOString(),
+      commit: await currentCommit(),
+      deno: Deno.version.deno,
+      device: gpu.summary,
+      ceilings,
+      results,
+      peers,
+      cpu: cpuSuite.cpu,
+      tuning: [{ kernel: naive.id, trials }],
+      notes: ["live record from tests/charts_test.ts"],
+    };
+    return { gpu, record };
+  })();
+  return live;
+}
+
+/** Peers a GPU chart shows (OpenBLAS rows belong to the CPU chart). */
+const gpuPeersAt = (record: RunRecord, n: number) =>
+  record.peers.filter((p) => p.validated && p.n === n && !p.peer.startsWith("openblas"));
+
+/** Text of every <text> element in an SVG. */
+const svgTexts = (svg: string) => [...svg.matchAll(/<text[^>]*>([^<]*)<\/text>/g)].map((m) => m[1]);
+const countRole = (svg: string, role: string) =>
+  svg.split(`aria-roledescription="${role}"`).length - 1;
+
+function assertAxisTitles(svg: string, titles: string[]) {
+  const texts = svgTexts(svg);
+  for (const t of titles) assert.ok(texts.includes(t), `axis title "${t}" missing`);
+}
+
+/** Width, height and RGBA pixels of an 8-bit, non-interlaced PNG (what resvg and Chromium write). */
+async function decodePng(png: Uint8Array) {
+  const signature = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
+  assert.deepEqual([...png.subarray(0, 8)], signature, "not a PNG");
+  const view = new DataView(png.buffer, png.byteOffset, png.byteLength);
+  let width = 0, height = 0, colorType = 0;
+  const idat: Uint8Array[] = [];
+  for (let at = 8; at < png.length;) {
+    const length = view.getUint32(at);
+    const type = String.fromCharCode(...png.subarray(at + 4, at + 8));
+    const data = png.subarray(at + 8, at + 8 + length);
+    if (type === "IHDR") {
+      width = view.getUint32(at + 8);
+      height = view.getUint32(at + 12);
+      assert.equal(data[8], 8, "bit depth");
+      colorType = data[9];
+      assert.equal(data[12], 0, "interlaced PNG");
+    } else if (type === "IDAT") idat.push(data);
+    at += 12 + length;
+  }
+  const channels = { 2: 3, 6: 4 }[colorType];
+  assert.ok(channels, `colour type ${colorType}`);
+  const stream = new Blob(idat as BlobPart[]).stream().pipeThrough(
+    new DecompressionStream("deflate"),
+  );
+  const raw = new Uint8Array(await new Response(stream).arrayBuffer());
+  const stride = width * channels;
+  const pixels = new Uint8Array(height * stride);
+  for (let y = 0; y < height; y++) {
+    const filter = raw[y * (stride + 1)];
+    const line = raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1));
+    for (let x = 0; x < stride; x++) {
+      const a = x >= channels ? pixels[y * stride + x - channels] : 0;
+      const b = y > 0 ? pixels[(y - 1) * stride + x] : 0;
+      const c = x >= channels && y > 0 ? pixels[(y - 1) * stride + x - channels] : 0;
+      const p = a + b - c;
+      const pa = Math.abs(p - a), pb = Math.abs(p - b), pc = Math.abs(p - c);
+      const predictor = [0, a, b, (a + b) >> 1, pa <= pb && pa <= pc ? a : pb <= pc ? b : c][
+        filter
+      ];
+      pixels[y * stride + x] = (line[x] + predictor) & 255;
+    }
+  }
+  return { width, height, channels, pixels };
+}
+
+/** Variance of the grey level: zero for a blank image. */
+function greyVariance(img: { pixels: Uint8Array; channels: number }): number {
+  let sum = 0, sq = 0, count = 0;
+  for (let i = 0; i < img.pixels.length; i += img.channels) {
+    const g = (img.pixels[i] + img.pixels[i + 1] + img.pixels[i + 2]) / 3;
+    sum += g;
+    sq += g * g;
+    count++;
+  }
+  const mean = sum / count;
+  return sq / count - mean * mean;
+}
+
+async function assertPngNotBlank(png: Uint8Array, minWidth: number) {
+  const img = await decodePng(png);
+  assert.ok(img.width >= minWidth && img.height > 50, `PNG ${img.width}x${img.height}`);
+  assert.ok(greyVariance(img) > 50, "PNG is blank");
+  return img;
+}
+
+Deno.test("roofline: roofs from measured ceilings, one point per kernel, peers marked", async () => {
+  const { record } = await liveRun();
+  const n = Math.max(...SIZES);
+  const chart = rooflineChart(record);
+  const svg = await chartSvg(chart);
+  assertAxisTitles(svg, [
+    "Arithmetic intensity (FLOP per byte of global memory, modeled)",
+    "GFLOP/s (measured)",
+  ]);
+  const kernels = new Set(
+    record.results.filter((r) => r.validated && r.n === n).map((r) => r.kernel),
+  );
+  const peers = gpuPeersAt(record, n).length;
+  // Kernel and peer points, plus the ridge diamond.
+  assert.equal(countRole(svg, "point"), kernels.size + peers + 1);
+  assert.equal(countRole(svg, "line mark"), 1, "one roof line");
+  assert.ok(svgTexts(svg).some((t) => t.startsWith("ridge ")));
+  assert.ok(svgTexts(svg).some((t) => t.startsWith("FP32 ")));
+  // Recorded host and live adapter are told apart by colour and legend label.
+  const both = await chartSvg(rooflineChart([record, record], { labels: ["recorded", "yours"] }));
+  const texts = svgTexts(both);
+  assert.ok(texts.includes("recorded") && texts.includes("yours"));
+  assert.equal(countRole(both, "line mark"), 2, "one roof per run");
+});
+
+Deno.test("ceilings, ladder, bound, scaling, intensity, cpu, autotune: marks and axis titles", async () => {
+  const { record } = await liveRun();
+  const n = Math.max(...SIZES);
+
+  const ladder = await chartSvg(ladderChart(record));
+  assertAxisTitles(ladder, ["GFLOP/s (measured)"]);
+  const bars = new Set(record.results.filter((r) => r.validated && r.n === n).map((r) => r.kernel))
+    .size + gpuPeersAt(record, n).length;
+  const panels = gpuPeersAt(record, n).length ? 2 : 1;
+  assert.equal(countRole(ladder, "bar"), bars * panels);
+  if (panels === 2) assert.ok(svgTexts(ladder).some((t) => t.startsWith("% of ")));
+
+  const bound = await chartSvg(boundChart(record));
+  assert.equal(countRole(bound, "bar"), bars - gpuPeersAt(record, n).length);
+  assert.equal(countRole(bound, "tick"), bars - gpuPeersAt(record, n).length);
+
+  const scaling = await chartSvg(scalingChart(record));
+  assertAxisTitles(scaling, ["N (square M = K = N)", "GFLOP/s (measured)"]);
+  const series = new Set(record.results.filter((r) => r.validated).map((r) => r.kernel)).size +
+    new Set(record.peers.filter((p) => p.validated).map((p) => p.peer)).size;
+  assert.equal(countRole(scaling, "line mark"), series);
+
+  const c = record.ceilings!;
+  const ceilings = await chartSvg(ceilingsChart(c));
+  assertAxisTitles(ceilings, ["GB/s (bytes read + written)", "Invocations in the grid", "GFLOP/s"]);
+  assert.equal(countRole(ceilings, "bar"), c.bandwidthTrials!.length);
+  assert.equal(countRole(ceilings, "line mark"), new Set(c.fp32Trials!.map((t) => t.chains)).size);
+
+  const rows = modeledIntensity(STEPS, SIZES);
+  const intensity = await chartSvg(intensityChart(rows));
+  assertAxisTitles(intensity, ["Ladder step", "Modeled FLOP per byte"]);
+  assert.equal(countRole(intensity, "tick"), rows.length);
+  const naive = rows.find((r) => r.kernel === "02_naive" && r.isDefault)!;
+  assert.equal(naive.intensity, naive.flops / naive.bytes);
+
+  const cpuRows = cpuData(record);
+  const cpu = await chartSvg(cpuChart(cpuRows));
+  assertAxisTitles(cpu, ["Block size (elements)", "GFLOP/s (measured)", "Count"]);
+  const largest = Math.max(...cpuRows.impls!.map((r) => r.n));
+  assert.equal(countRole(cpu, "bar"), cpuRows.impls!.filter((r) => r.n === largest).length);
+  assert.ok(cpuRows.impls!.some((r) => r.impl.startsWith("blocked")));
+
+  const trials = (record.tuning as { trials: TuneTrial[] }[])[0].trials;
+  const tune = autotuneChart(trials);
+  assert.equal(tune.figure.data[0].type, "heatmap");
+  const cells = tuneCells(trials, "WG", "n");
+  assert.equal(cells.length, 3 * SIZES.length);
+  assert.equal(cells.filter((c) => c.winner).length, 1);
+  const tuneSvg = await chartSvg(tune);
+  assertAxisTitles(tuneSvg, ["WG", "n"]);
+  assert.equal(countRole(tuneSvg, "rect mark"), cells.length + 1, "cells plus the winner's frame");
+});
+
+Deno.test("builders refuse records with nothing measured", () => {
+  const empty = {
+    schema: RECORD_SCHEMA,
+    date: new Date().toISOString(),
+    commit: "none",
+    deno: Deno.version.deno,
+    device: { description: "none" },
+    results: [],
+    peers: [],
+    notes: [],
+  } as unknown as RunRecord;
+  assert.throws(() => rooflineChart(empty), /no measured/);
+  assert.throws(() => ladderChart(empty), /no measured/);
+  assert.throws(() => scalingChart(empty), /no measured/);
+  assert.throws(() => cpuChart({}), /no CPU/);
+  assert.throws(() => autotuneChart([{ params: { WG: 8 }, validated: false }]), /no measured/);
+  const { charts, skipped } = allCharts(empty);
+  assert.deepEqual(charts, []);
+  assert.deepEqual(skipped.map((s) => s.name), [
+    "roofline",
+    "ceilings",
+    "ladder",
+    "bound",
+    "scaling",
+    "intensity",
+    "cpu",
+    "autotune",
+  ]);
+});
+
+Deno.test("PNG: 2x scale, decodes, not blank, text drawn with the embedded fonts", async () => {
+  const { record } = await liveRun();
+  const chart = ladderChart(record);
+  const svg = await chartSvg(chart);
+  const width = Number(/<svg[^>]*width="(\d+)"/.exec(svg)![1]);
+  const img = await assertPngNotBlank(await chartPng(chart), 100);
+  assert.equal(img.width, 2 * width);
+  // The same chart with its text removed differs: the labels really were rasterised.
+  const { svgToPng } = await import("../lib/render.ts");
+  const bare = await decodePng(await svgToPng(svg.replace(/<text[^>]*>[^<]*<\/text>/g, "")));
+  let differing = 0;
+  for (let i = 0; i < img.pixels.length; i++) if (img.pixels[i] !== bare.pixels[i]) differing++;
+  assert.ok(differing > 1000, `only ${differing} bytes differ without text`);
+});
+
+Deno.test("notebook bundles: vega-lite JSON + SVG, plotly JSON + PNG", async () => {
+  const { record } = await liveRun();
+  const vl = await chartBundle(ladderChart(record));
+  assert.ok("application/vnd.vegalite.v5+json" in vl);
+  assert.match(vl["image/svg+xml"] as string, /^<svg/);
+  const trials = (record.tuning as { trials: TuneTrial[] }[])[0].trials;
+  const pl = await chartBundle(autotuneChart(trials));
+  assert.equal(
+    (pl["application/vnd.plotly.v1+json"] as { data: { type: string }[] }).data[0].type,
+    "heatmap",
+  );
+  const png = Uint8Array.from(atob(pl["image/png"] as string), (c) => c.charCodeAt(0));
+  await assertPngNotBlank(png, 100);
+});
+
+/**
+ * Open an HTML file in headless Chromium once: the DOM after the scripts ran (the page writes
+ * thrown errors into it as #chart-error), every console line (stderr logging), a screenshot.
+ */
+async function openInChromium(htmlPath: string, dir: string) {
+  const shotPath = `${dir}/shot.png`;
+  const out = await new Deno.Command("chromium", {
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--hide-scrollbars",
+      "--enable-logging=stderr",
+      "--v=0",
+      "--virtual-time-budget=5000",
+      "--window-size=1000,900",
+      `--user-data-dir=${dir}/profile`,
+      "--dump-dom",
+      `--screenshot=${shotPath}`,
+      `file://${htmlPath}`,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return {
+    dom: new TextDecoder().decode(out.stdout),
+    console: new TextDecoder().decode(out.stderr).split("\n").filter((l) => l.includes(":CONSOLE")),
+    screenshot: await Deno.readFile(shotPath),
+  };
+}
+
+Deno.test("HTML exports open offline in headless Chromium without console errors", async () => {
+  const { record } = await liveRun();
+  const dir = await Deno.makeTempDir({ prefix: "gemm-charts-" });
+  try {
+    const { files, skipped } = await exportCharts(record, dir);
+    assert.deepEqual(skipped, []);
+    const names = [...new Set(files.map((f) => f.chart))];
+    assert.deepEqual(names, [
+      "roofline",
+      "ceilings",
+      "ladder",
+      "bound",
+      "scaling",
+      "intensity",
+      "cpu",
+      "autotune",
+    ]);
+    for (const f of files.filter((f) => f.format === "png")) {
+      await assertPngNotBlank(await Deno.readFile(f.path), 100);
+    }
+    for (const f of files.filter((f) => f.format === "html")) {
+      const html = await Deno.readTextFile(f.path);
+      assert.doesNotMatch(
+        html,
+        /<script[^>]+src=|<link[^>]+href=/,
+        `${f.chart}: external resource`,
+      );
+      const page = await openInChromium(f.path, dir);
+      assert.match(page.dom, /data-rendered="true"/, `${f.chart}: chart did not finish drawing`);
+      assert.doesNotMatch(page.dom, /id="chart-error"/, `${f.chart}: error in page`);
+      assert.deepEqual(page.console, [], `${f.chart}: console output`);
+      assert.match(page.dom, /<svg/, `${f.chart}: no SVG drawn`);
+      await assertPngNotBlank(page.screenshot, 500);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("HTML check catches a chart that fails to draw", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "gemm-charts-" });
+  try {
+    const broken = { kind: "vega-lite", name: "broken", spec: { mark: "no-such-mark" } };
+    const path = `${dir}/broken.html`;
+    await Deno.writeTextFile(path, await chartHtml(broken as unknown as Chart));
+    const page = await openInChromium(path, dir);
+    assert.match(page.dom, /id="chart-error"/);
+    assert.doesNotMatch(page.dom, /data-rendered="true"/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("export flags", () => {
+  assert.deepEqual(parseExportArgs([]), { out: "exports" });
+  assert.deepEqual(parseExportArgs(["--run", "a.json", "--out=x"]), { run: "a.json", out: "x" });
+  assert.throws(() => parseExportArgs(["--bogus"]), /unknown argument/);
+  assert.throws(() => parseExportArgs(["--run"]), /needs a value/);
+});
+
+Deno.test("ceilings: every trial measured, the best reported, roofs above every kernel", async () => {
+  const { record } = await liveRun();
+  const c = record.ceilings!;
+  assert.ok(c.bandwidthGBs > 0 && c.fp32Gflops > 0);
+  assert.equal(c.bandwidthGBs, Math.max(...c.bandwidthTrials!.map((t) => t.gbs)));
+  assert.equal(c.fp32Gflops, Math.max(...c.fp32Trials!.map((t) => t.gflops)));
+  assert.deepEqual(new Set(c.bandwidthTrials!.map((t) => t.kernel)), new Set(["copy", "read"]));
+  // A kernel above the FP32 roof would mean the microbenchmark missed the real peak.
+  for (const r of record.results.filter((r) => r.validated)) {
+    assert.ok(r.gflops! <= c.fp32Gflops, `${r.kernel} at ${r.n} beats the FP32 ceiling`);
+  }
+});

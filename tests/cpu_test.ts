@@ -1,0 +1,213 @@
+/**
+ * The CPU side: every CPU matmul against the float64 reference on fresh random shapes, bad
+ * input, the validation that keeps wrong results from being timed, OpenBLAS through FFI, the
+ * suite's record rows, and the performance bar (blocked >= 6x naive ijk at N = 1024).
+ */
+import assert from "node:assert/strict";
+import {
+  blockedMatmul,
+  blockedWith,
+  cpuAccessModel,
+  type CpuMatmul,
+  DEFAULT_BLOCK,
+  ikjMatmul,
+  naiveMatmul,
+  timeCpu,
+} from "../lib/cpu.ts";
+import { bestBlock, measureCpu, runCpuSuite, sweepBlockSizes } from "../lib/cpu_bench.ts";
+import { GemmError, ShapeError } from "../lib/errors.ts";
+import { freshSeed, randomMatrix, relativeError, type Shape } from "../lib/matrix.ts";
+import { openOpenBlas } from "../lib/peers/openblas.ts";
+import { referenceMatmul } from "../lib/reference.ts";
+import { F32_TOLERANCE } from "../lib/registry.ts";
+
+/** 1, primes, sizes that are not multiples of any block tried, and rectangular shapes. */
+const SHAPES: Shape[] = [
+  { m: 1, k: 1, n: 1 },
+  { m: 1, k: 37, n: 1 },
+  { m: 13, k: 17, n: 19 },
+  { m: 31, k: 37, n: 41 },
+  { m: 67, k: 61, n: 59 },
+  { m: 33, k: 47, n: 18 },
+  { m: 5, k: 130, n: 3 },
+  { m: 130, k: 3, n: 70 },
+  { m: 129, k: 257, n: 131 },
+];
+const BLOCKS = [0, 1, 2, 3, 4, 5, 7, 16, 64, 128, 1000];
+
+function checkAgainstReference(name: string, fn: CpuMatmul, shape: Shape) {
+  const seed = freshSeed();
+  const a = randomMatrix(shape.m, shape.k, seed);
+  const b = randomMatrix(shape.k, shape.n, seed ^ 1);
+  const c = fn(a, b, shape);
+  assert.equal(c.length, shape.m * shape.n, `${name} output length`);
+  const err = relativeError(c, referenceMatmul(a, b, shape), shape.n);
+  assert.ok(
+    err < F32_TOLERANCE,
+    `${name} ${shape.m}x${shape.k}x${shape.n} (seed ${seed}): relative error ${err}`,
+  );
+}
+
+Deno.test("cpu: naive ijk and ikj match float64 on random shapes", () => {
+  for (const shape of SHAPES) {
+    checkAgainstReference("naive", naiveMatmul, shape);
+    checkAgainstReference("ikj", ikjMatmul, shape);
+  }
+});
+
+Deno.test("cpu: blocked matches float64 for every block, including non-multiples", () => {
+  for (const shape of SHAPES) {
+    for (const block of BLOCKS) {
+      checkAgainstReference(`blocked ${block}`, blockedWith(block), shape);
+    }
+  }
+  checkAgainstReference("blocked default", blockedMatmul, { m: 200, k: 300, n: 150 });
+});
+
+Deno.test("cpu: bad input is a typed error", () => {
+  const fns: [string, CpuMatmul][] = [
+    ["naive", naiveMatmul],
+    ["ikj", ikjMatmul],
+    ["blocked", blockedWith(4)],
+  ];
+  const ok = randomMatrix(2, 3);
+  for (const [name, fn] of fns) {
+    for (const bad of [0, -1, 1.5, NaN, Infinity]) {
+      assert.throws(() => fn(ok, ok, { m: bad, k: 3, n: 2 }), ShapeError, `${name} m=${bad}`);
+      assert.throws(() => fn(ok, ok, { m: 2, k: bad, n: 3 }), ShapeError, `${name} k=${bad}`);
+      assert.throws(() => fn(ok, ok, { m: 2, k: 3, n: bad }), ShapeError, `${name} n=${bad}`);
+    }
+    const b = randomMatrix(3, 4);
+    assert.throws(() => fn(randomMatrix(2, 2), b, { m: 2, k: 3, n: 4 }), ShapeError, `${name} A`);
+    assert.throws(() => fn(ok, randomMatrix(3, 5), { m: 2, k: 3, n: 4 }), ShapeError, `${name} B`);
+  }
+  for (const block of [-1, 1.5, NaN]) {
+    assert.throws(
+      () => blockedMatmul(ok, randomMatrix(3, 2), { m: 2, k: 3, n: 2 }, block),
+      (e) => e instanceof GemmError && e.kind === "params",
+      `block ${block}`,
+    );
+  }
+});
+
+Deno.test("cpu: wrong or NaN results are never timed", () => {
+  const shape = { m: 9, k: 5, n: 7 };
+  const wrong: CpuMatmul = (a, b, s) => naiveMatmul(a, b, s).map((x, i) => (i === 3 ? x + 1 : x));
+  const nan: CpuMatmul = (a, b, s) => naiveMatmul(a, b, s).fill(NaN, 10, 11);
+  for (const fn of [wrong, nan]) {
+    const r = measureCpu(fn, shape);
+    assert.equal(r.validated, false);
+    assert.equal(r.gflops, undefined);
+    assert.ok(r.error);
+  }
+  const good = measureCpu(ikjMatmul, shape, { reps: 2 });
+  assert.ok(good.validated && good.gflops! > 0 && good.reps === 2, JSON.stringify(good));
+});
+
+Deno.test("cpu: the lecture's access model", () => {
+  const model = cpuAccessModel(4);
+  assert.equal(model.flops, 2 * 4 ** 3);
+  assert.equal(model.uniqueAccesses, 3 * 4 ** 2);
+  assert.equal(model.allAccesses, 4 * 4 ** 3);
+  assert.equal(model.intensityAll, 1 / 2);
+  assert.equal(model.flopsPerByteAll, 1 / 8);
+  assert.equal(model.intensityUnique, (2 * 4) / 3);
+  assert.equal(cpuAccessModel({ m: 2, k: 3, n: 5 }).uniqueAccesses, 6 + 15 + 10);
+});
+
+Deno.test("cpu: timer, sweep and suite rows", async () => {
+  const t = timeCpu(ikjMatmul, { m: 16, k: 16, n: 16 }, 4);
+  assert.equal(t.reps, 4);
+  assert.ok(t.minMs <= t.medianMs && t.medianMs <= t.maxMs);
+
+  const sweep = await sweepBlockSizes([24, 40], [0, 1, 8], { reps: 2 });
+  assert.equal(sweep.length, 6);
+  for (const row of sweep) assert.ok(row.validated && row.gflops > 0, JSON.stringify(row));
+  assert.equal(bestBlock(sweep, 40)?.n, 40);
+
+  const seen: string[] = [];
+  const suite = await runCpuSuite({
+    sizes: [48],
+    blocks: [8, 16],
+    reps: 2,
+    onRow: (r) => void seen.push("peer" in r ? r.peer : "id" in r ? r.id : `block ${r.block}`),
+  });
+  assert.deepEqual(suite.cpu.impls.map((r) => r.id), ["naive-ijk", "ikj", "blocked"]);
+  for (const r of suite.cpu.impls) assert.ok(r.validated && r.gflops! > 0, JSON.stringify(r));
+  assert.equal(suite.cpu.sweep.length, 2);
+  assert.equal(suite.cpu.model.length, 3);
+  assert.ok(suite.cpu.machine.logicalCores >= 1);
+  assert.ok(seen.includes("blocked") && seen.includes("block 8"), seen.join());
+  assert.deepEqual(suite.peers.map((p) => p.peer), ["openblas-1t", "openblas-all"]);
+  for (const p of suite.peers) {
+    assert.ok(
+      p.validated && p.gflops! > 0 && p.timer === "performance.now (CPU)",
+      JSON.stringify(p),
+    );
+  }
+});
+
+Deno.test("openblas: sgemm matches float64, 1 thread and all", () => {
+  const blas = openOpenBlas();
+  // tools/ensure_system.sh installs libopenblas0-pthread before the tests run.
+  assert.ok(blas.available, blas.available ? "" : blas.reason);
+  const { peer } = blas;
+  try {
+    assert.ok(peer.maxThreads >= 1);
+    for (const threads of [1, peer.maxThreads]) {
+      peer.setThreads(threads);
+      for (const shape of SHAPES) {
+        checkAgainstReference(`openblas ${threads}t`, peer.sgemm.bind(peer), shape);
+      }
+    }
+    const row = peer.run({ m: 65, k: 33, n: 17 }, { threads: "all", reps: 3 });
+    assert.ok(row.validated, JSON.stringify(row));
+    assert.equal(row.peer, "openblas-all");
+    assert.throws(() => peer.setThreads(0), RangeError);
+    assert.throws(
+      () => peer.sgemm(randomMatrix(2, 2), randomMatrix(2, 2), { m: 2, k: 3, n: 2 }),
+      ShapeError,
+    );
+  } finally {
+    peer.close();
+  }
+});
+
+Deno.test("openblas: a missing library is an 'unavailable' outcome with the reason", () => {
+  const saved = Deno.env.get("GEMM_OPENBLAS");
+  Deno.env.set("GEMM_OPENBLAS", "/nonexistent/libopenblas.so.0");
+  try {
+    const blas = openOpenBlas();
+    assert.equal(blas.available, false);
+    assert.match(!blas.available ? blas.reason : "", /GEMM_OPENBLAS=\/nonexistent/);
+  } finally {
+    if (saved === undefined) Deno.env.delete("GEMM_OPENBLAS");
+    else Deno.env.set("GEMM_OPENBLAS", saved);
+  }
+});
+
+Deno.test("cpu: blocked is at least 6x naive ijk at N = 1024 (one core)", () => {
+  const n = 1024;
+  // Naive ijk is timed on a 32-row slab of the N = 1024 product: every row of C walks a row of
+  // A and all of B in the same order, so the per-FLOP rate is the full product's, 32x sooner.
+  const slab = { m: 32, k: n, n };
+  const full = { m: n, k: n, n };
+  const blocked = blockedWith(DEFAULT_BLOCK);
+  // JIT warm-up on small problems (same code paths), so the big calls are all timed work.
+  timeCpu(naiveMatmul, { m: 64, k: 64, n: 64 }, 1);
+  timeCpu(blocked, { m: 256, k: 256, n: 256 }, 1);
+  // Interleaved rounds, best of each: a busy box slows both alike instead of just one.
+  let naiveMs = Infinity, blockedMs = Infinity;
+  for (let round = 0; round < 3; round++) {
+    naiveMs = Math.min(naiveMs, timeCpu(naiveMatmul, slab, 1, { warmup: 0 }).minMs);
+    blockedMs = Math.min(blockedMs, timeCpu(blocked, full, 1, { warmup: 0 }).minMs);
+  }
+  const naiveGflops = (2 * slab.m * n * n) / (naiveMs * 1e6);
+  const blockedGflops = (2 * n ** 3) / (blockedMs * 1e6);
+  const ratio = blockedGflops / naiveGflops;
+  console.log(
+    `N=${n}: naive ijk ${naiveGflops.toFixed(3)} GFLOP/s, blocked ${DEFAULT_BLOCK} ` +
+      `${blockedGflops.toFixed(2)} GFLOP/s, ratio ${ratio.toFixed(1)}x`,
+  );
+  assert.ok(ratio >= 6, `blocked/naive = ${ratio.toFixed(2)}, want >= 6`);
+});
