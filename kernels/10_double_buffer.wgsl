@@ -13,13 +13,16 @@
 //
 // Each invocation moves LA vec4s of A and LB of B per tile (1..4, checked by the registry), held
 // in named registers: a function-local array would be clamped and pushed to local memory.
-// Mapping, padding and edges as in 09; align k: 4, n: 4 for the vec4 rows.
+// Mapping and edges as in 09; align k: 4, n: 4 for the vec4 rows of A and B. C is written at its
+// real size (see `store`), so the runner pads only A and B and never copies C back.
 // This file is also 11_autotune, with tile parameters found by lib/autotune.ts.
 
 struct Dims {
   M: u32,
   K: u32,
   N: u32,
+  // Row stride of C: the real N (N is B's padded row length).
+  ldc: u32,
 }
 
 override BM: u32 = 128;
@@ -41,7 +44,7 @@ override B_TILE: u32 = BK * BN / 4u;
 
 @group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read> B: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read_write> C: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> C: array<f32>;
 @group(0) @binding(3) var<uniform> dims: Dims;
 
 var<workgroup> As: array<vec4<f32>, 2u * A_TILE>;
@@ -110,10 +113,23 @@ fn stash(tid: u32, buf: u32, s: Staged) {
   if (LB > 3u) { Bs[bBuf + tid + 3u * THREADS] = s.b3; }
 }
 
+// Four scalar stores: a row of the unpadded C need not start on a 16-byte boundary. They run
+// once per invocation, after the K loop, so they cost little next to the multiply-adds.
 fn store(row: u32, col: u32, v: vec4<f32>) {
-  if (row < dims.M && col < dims.N) {
-    C[(row * dims.N + col) / 4u] = v;
+  if (row >= dims.M) {
+    return;
   }
+  let at = row * dims.ldc + col;
+  if (col + 3u < dims.ldc) {
+    C[at] = v.x;
+    C[at + 1u] = v.y;
+    C[at + 2u] = v.z;
+    C[at + 3u] = v.w;
+    return;
+  }
+  if (col < dims.ldc) { C[at] = v.x; }
+  if (col + 1u < dims.ldc) { C[at + 1u] = v.y; }
+  if (col + 2u < dims.ldc) { C[at + 2u] = v.z; }
 }
 
 // (tile row, tile column) of workgroup `wid` in the GROUP_M launch order.

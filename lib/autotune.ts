@@ -2,12 +2,15 @@
  * The autotuner: try every valid point of a kernel's parameter space on this device at one
  * shape, validate each candidate against the reference, time it with GPU timestamps, and save
  * the trials and the winner to data/tuning/<device-slug>.json (read back by lib/tuning.ts).
+ * With `alsoShapes`, the best candidates are measured there too and the winner is the one with
+ * the best geometric mean over all shapes, so a tile that only suits the first shape (say one
+ * that fills the GPU's waves exactly at 4096 but spills at 4097) does not win.
  */
 import type { Gpu } from "./gpu.ts";
 import type { Shape } from "./matrix.ts";
 import type { KernelSpec, Params } from "./registry.ts";
 import { runKernel } from "./runner.ts";
-import { type TuningRecord, type TuningTrial, tuningUrl } from "./tuning.ts";
+import { type ShapeTrial, type TuningRecord, type TuningTrial, tuningUrl } from "./tuning.ts";
 
 export interface AutotuneOptions {
   /** Search space; the kernel's own `space` by default. */
@@ -20,6 +23,10 @@ export interface AutotuneOptions {
   commit?: string;
   /** Write data/tuning/<device-slug>.json (default true). */
   save?: boolean;
+  /** More shapes for the objective (geometric mean of GFLOP/s over `shape` and these). */
+  alsoShapes?: Shape[];
+  /** How many of the fastest candidates at `shape` are measured at `alsoShapes` (default 8). */
+  shortlist?: number;
   /** Progress lines (e.g. console.error); silent by default. */
   log?: (line: string) => void;
 }
@@ -34,8 +41,9 @@ export function spacePoints(space: Record<string, number[]>, base: Params): Para
 }
 
 /**
- * Search `spec`'s parameter space at `shape` and return (and by default save) the record.
- * Invalid points are recorded with their reason; failed candidates never win.
+ * Search `spec`'s parameter space at `shape` (and the shortlist at `opts.alsoShapes`) and return
+ * (and by default save) the record. Invalid points are recorded with their reason; a candidate
+ * that fails on any shape never wins.
  */
 export async function autotune(
   gpu: Gpu,
@@ -45,6 +53,19 @@ export async function autotune(
 ): Promise<TuningRecord> {
   const space = opts.space ?? spec.space;
   if (!space) throw new Error(`${spec.id} has no parameter space to search`);
+  const measure = async (params: Params, at: Shape): Promise<ShapeTrial> => {
+    const r = await runKernel(gpu, spec, at, {
+      params,
+      budgetMs: opts.budgetMs ?? 150,
+      checkRows: opts.checkRows ?? 4,
+    });
+    opts.log?.(
+      `autotune ${JSON.stringify(params)} ${at.m}x${at.k}x${at.n}: ` +
+        (r.validated ? `${r.gflops!.toFixed(0)} GFLOP/s` : `failed (${r.error})`),
+    );
+    const { validated, medianMs, gflops, relErr, error } = r;
+    return { shape: at, validated, medianMs, gflops, relErr, error };
+  };
   const trials: TuningTrial[] = [];
   for (const params of spacePoints(space, spec.params)) {
     const why = spec.invalid?.(params);
@@ -52,26 +73,24 @@ export async function autotune(
       trials.push({ params, validated: false, error: why });
       continue;
     }
-    const r = await runKernel(gpu, spec, shape, {
-      params,
-      budgetMs: opts.budgetMs ?? 150,
-      checkRows: opts.checkRows ?? 4,
-    });
-    trials.push({
-      params,
-      validated: r.validated,
-      medianMs: r.medianMs,
-      gflops: r.gflops,
-      relErr: r.relErr,
-      error: r.error,
-    });
-    opts.log?.(
-      `autotune ${JSON.stringify(params)}: ` +
-        (r.validated ? `${r.gflops!.toFixed(0)} GFLOP/s` : `failed (${r.error})`),
-    );
+    const { shape: _, ...first } = await measure(params, shape);
+    trials.push({ params, ...first, score: first.gflops });
   }
-  const ranked = trials.filter((t) => t.validated && t.gflops !== undefined)
-    .sort((a, b) => b.gflops! - a.gflops!);
+  const fastest = (list: TuningTrial[]) =>
+    list.filter((t) => t.validated && t.score !== undefined).sort((a, b) => b.score! - a.score!);
+  const others = opts.alsoShapes ?? [];
+  if (others.length) {
+    for (const trial of fastest(trials).slice(0, opts.shortlist ?? 8)) {
+      trial.others = [];
+      for (const at of others) trial.others.push(await measure(trial.params, at));
+      const all = [trial, ...trial.others];
+      trial.score = all.every((t) => t.validated && t.gflops! > 0)
+        ? Math.exp(all.reduce((sum, t) => sum + Math.log(t.gflops!), 0) / all.length)
+        : undefined;
+    }
+    for (const trial of trials) if (!trial.others) delete trial.score;
+  }
+  const ranked = fastest(trials);
   if (!ranked.length) throw new Error(`${spec.id}: no candidate of the space validated`);
   const record: TuningRecord = {
     schema: 1,
@@ -79,6 +98,7 @@ export async function autotune(
     date: new Date().toISOString(),
     commit: opts.commit ?? "unknown",
     shape,
+    shapes: [shape, ...others],
     kernel: spec.id,
     space,
     trials,

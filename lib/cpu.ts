@@ -1,7 +1,7 @@
 /**
  * CPU matmuls in plain TypeScript on Float32Arrays, the first rungs of the ladder: the naive ijk
  * loop, the loop-reordered ikj, and a cache-blocked matmul with a block-size parameter (packed
- * panels and a 4x4 register micro-kernel inside each block). Also the lecture's access model
+ * panels and a 2x4 register micro-kernel inside each block). Also the lecture's access model
  * and a wall-clock timer (right for CPU code, unlike GPU dispatches).
  *
  * JavaScript arithmetic is float64: the loops below read float32, multiply and add in double,
@@ -45,18 +45,22 @@ export function ikjMatmul(a: Float32Array, b: Float32Array, shape: Shape): Float
   return c;
 }
 
-/** Rows (MR) and columns (NR) of C one micro-kernel call keeps in local variables. */
-const MR = 4;
+/**
+ * Rows (MR) and columns (NR) of C one micro-kernel call keeps in local variables. 2x4 needs 8
+ * sums, 4 values of B and 2 of A: 14 doubles, within the 16 float registers of x64 (V8 uses no
+ * wider vectors here); a 4x4 tile needs 24 and spills to the stack.
+ */
+const MR = 2;
 const NR = 4;
 
-/** The block size the suite and notebooks use when none is given (from the sweep on this box). */
+/** The block size the suite and notebooks use when none is given. */
 export const DEFAULT_BLOCK = 128;
 
 /**
  * Cache-blocked C = A * B: the i, j and k ranges are cut into `block`-sized pieces so one block
  * of A, B and C stays in cache while it is reused. `block` 0 means unblocked (one block spans
  * the whole matrix). Any shape works, including sizes that are not multiples of the block.
- * Blocks of at least 4 are packed into contiguous panels and multiplied by a 4x4 register
+ * Blocks of at least 4 are packed into contiguous panels and multiplied by a 2x4 register
  * micro-kernel; smaller blocks (1-3) run the lecture's scalar loops, all loop overhead.
  */
 export function blockedMatmul(
@@ -71,7 +75,7 @@ export function blockedMatmul(
   }
   const { m, k, n } = shape;
   if (block === 0) return packedBlocked(a, b, m, k, n, m, n, k);
-  if (block < MR) return scalarBlocked(a, b, m, k, n, block);
+  if (block < 4) return scalarBlocked(a, b, m, k, n, block);
   return packedBlocked(a, b, m, k, n, block, block, block);
 }
 
@@ -115,8 +119,9 @@ function scalarBlocked(
 /**
  * GotoBLAS-style blocking: for each k block and column block, pack B's block into NR-column
  * panels (read once, contiguously, by every micro-kernel call); for each row block, pack A's
- * block into MR-row panels; then sweep 4x4 tiles of C. Panels are zero-padded to whole tiles
- * so the micro-kernel never branches; only the write-back clips to the real matrix.
+ * block into MR-row panels; then sweep MR x NR tiles of C. Panels are float64 (the float32
+ * values, converted once while packing instead of on every load) and zero-padded to whole
+ * tiles so the micro-kernel never branches; only the write-back clips to the real matrix.
  */
 function packedBlocked(
   a: Float32Array,
@@ -130,8 +135,8 @@ function packedBlocked(
 ): Float32Array {
   const c = new Float32Array(m * n);
   const kMax = Math.min(kBlock, k);
-  const aPack = new Float32Array(roundUp(Math.min(mBlock, m), MR) * kMax);
-  const bPack = new Float32Array(roundUp(Math.min(nBlock, n), NR) * kMax);
+  const aPack = new Float64Array(roundUp(Math.min(mBlock, m), MR) * kMax);
+  const bPack = new Float64Array(roundUp(Math.min(nBlock, n), NR) * kMax);
   for (let kk = 0; kk < k; kk += kBlock) {
     const kc = Math.min(kBlock, k - kk);
     for (let jj = 0; jj < n; jj += nBlock) {
@@ -159,7 +164,7 @@ function packB(
   kc: number,
   jj: number,
   nc: number,
-  out: Float32Array,
+  out: Float64Array,
 ): void {
   for (let s = 0; s < nc; s += NR) {
     const cols = Math.min(NR, nc - s);
@@ -180,7 +185,7 @@ function packA(
   mc: number,
   kk: number,
   kc: number,
-  out: Float32Array,
+  out: Float64Array,
 ): void {
   for (let q = 0; q < mc; q += MR) {
     const rows = Math.min(MR, mc - q);
@@ -193,17 +198,14 @@ function packA(
   }
 }
 
-/** Scratch for tiles that straddle the matrix edge. */
-const edgeTile = new Float64Array(MR * NR);
-
 /**
- * C[block] += packed A * packed B, one 4x4 tile of C at a time. The 16 sums live in locals
- * (registers) for the whole k block: each step loads 4 values of A and 4 of B for 16
- * multiply-adds, 4x fewer loads per FLOP than the ikj loop.
+ * C[block] += packed A * packed B, one 2x4 tile of C at a time. The 8 sums stay in registers
+ * for the whole k block: each step loads 2 values of A and 4 of B for 8 multiply-adds, where
+ * the ikj loop loads B and loads and stores C for every one.
  */
 function multiplyPanels(
-  aPack: Float32Array,
-  bPack: Float32Array,
+  aPack: Float64Array,
+  bPack: Float64Array,
   mc: number,
   nc: number,
   kc: number,
@@ -217,38 +219,27 @@ function multiplyPanels(
       const cols = Math.min(NR, nc - s);
       let c00 = 0, c01 = 0, c02 = 0, c03 = 0;
       let c10 = 0, c11 = 0, c12 = 0, c13 = 0;
-      let c20 = 0, c21 = 0, c22 = 0, c23 = 0;
-      let c30 = 0, c31 = 0, c32 = 0, c33 = 0;
       let ai = q * kc;
       let bi = s * kc;
       const aEnd = ai + MR * kc;
       while (ai < aEnd) {
         const b0 = bPack[bi], b1 = bPack[bi + 1], b2 = bPack[bi + 2], b3 = bPack[bi + 3];
-        let x = aPack[ai];
-        c00 += x * b0, c01 += x * b1, c02 += x * b2, c03 += x * b3;
-        x = aPack[ai + 1];
-        c10 += x * b0, c11 += x * b1, c12 += x * b2, c13 += x * b3;
-        x = aPack[ai + 2];
-        c20 += x * b0, c21 += x * b1, c22 += x * b2, c23 += x * b3;
-        x = aPack[ai + 3];
-        c30 += x * b0, c31 += x * b1, c32 += x * b2, c33 += x * b3;
+        const x0 = aPack[ai], x1 = aPack[ai + 1];
+        c00 += x0 * b0, c01 += x0 * b1, c02 += x0 * b2, c03 += x0 * b3;
+        c10 += x1 * b0, c11 += x1 * b1, c12 += x1 * b2, c13 += x1 * b3;
         ai += MR;
         bi += NR;
       }
-      let o = cBlock + q * n + s;
-      if (rows === MR && cols === NR) {
+      const o = cBlock + q * n + s;
+      if (cols === NR) {
         c[o] += c00, c[o + 1] += c01, c[o + 2] += c02, c[o + 3] += c03;
-        o += n;
-        c[o] += c10, c[o + 1] += c11, c[o + 2] += c12, c[o + 3] += c13;
-        o += n;
-        c[o] += c20, c[o + 1] += c21, c[o + 2] += c22, c[o + 3] += c23;
-        o += n;
-        c[o] += c30, c[o + 1] += c31, c[o + 2] += c32, c[o + 3] += c33;
+        if (rows === MR) {
+          c[o + n] += c10, c[o + n + 1] += c11, c[o + n + 2] += c12, c[o + n + 3] += c13;
+        }
       } else {
-        edgeTile.set([c00, c01, c02, c03, c10, c11, c12, c13]);
-        edgeTile.set([c20, c21, c22, c23, c30, c31, c32, c33], 8);
+        const tile = [c00, c01, c02, c03, c10, c11, c12, c13];
         for (let r = 0; r < rows; r++) {
-          for (let col = 0; col < cols; col++) c[o + r * n + col] += edgeTile[r * NR + col];
+          for (let col = 0; col < cols; col++) c[o + r * n + col] += tile[r * NR + col];
         }
       }
     }
@@ -256,10 +247,10 @@ function multiplyPanels(
 }
 
 /**
- * The lecture's operation and access counts for C = A * B (its slides count square N; here
- * M, K, N): f = 2MNK FLOPs; with a perfect cache each element of A, B and C moves once
- * (3N^2 unique accesses, so r = f / m = 2N^3 / 3N^2 = O(N)); with no cache every inner step
- * loads A and B and loads and stores C, "4 memory accesses" per 2 FLOPs (4N^3, r = 1/2).
+ * The lecture's operation and access counts for C = A * B (seed lecture 04, "Analysis" slide,
+ * for square N; here M, K, N): f = 2MNK FLOPs; with a perfect cache each element of A, B and C
+ * moves once (3N^2 unique accesses, so r = f / m = 2N^3 / 3N^2 = O(N)); with no cache every
+ * inner step loads A and B and loads and stores C: 4 accesses per 2 FLOPs (4N^3, r = 1/2).
  */
 export interface CpuAccessModel {
   flops: number;

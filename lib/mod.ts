@@ -16,4 +16,5 @@ export * from "./cpu_bench.ts";
 export * from "./peers/openblas.ts";
 export * from "./ceilings.ts";
 export * from "./notebook.ts";
+export * from "./notebook_records.ts";
 export * from "./lessons.ts";

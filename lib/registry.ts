@@ -45,6 +45,12 @@ export interface KernelSpec {
    * inside the timed region, so the cost is measured). 1 = the kernel handles any size itself.
    */
   align(p: Params): { m: number; n: number; k: number };
+  /**
+   * The kernel writes C at its real size, bounds-checked, with row stride `ldc` (the real N, a
+   * fourth u32 after Dims {M, K, N}), so the runner pads only A and B and never copies C back.
+   * Requires align m = 1.
+   */
+  unpaddedC?: boolean;
   /** The global-memory model: what each tile loads and how often. */
   model(shape: Shape, p: Params): CostModel;
   requiredFeatures: GPUFeatureName[];

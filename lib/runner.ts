@@ -278,15 +278,20 @@ export class BoundProblem {
         grid: [Math.ceil(dc / 16), Math.ceil(dr / 16), 1],
       });
     };
+    const unpaddedC = kernel.spec.unpaddedC === true;
+    if (unpaddedC && al.m !== 1) {
+      throw new GemmError("params", `${kernel.spec.id}: unpaddedC needs align m = 1`);
+    }
     let [aUse, bUse, cUse] = [aBuf, bBuf, this.c];
     if (padded) {
       aUse = kp !== k || mp !== m ? this.buffer(mp * kp, "A padded") : aBuf;
       bUse = kp !== k || np !== n ? this.buffer(kp * np, "B padded") : bBuf;
-      cUse = this.buffer(mp * np, "C padded");
+      if (!unpaddedC) cUse = this.buffer(mp * np, "C padded");
       if (aUse !== aBuf) copyStep(aBuf, aUse, m, k, mp, kp);
       if (bUse !== bBuf) copyStep(bBuf, bUse, k, n, kp, np);
     }
-    const dims = uniform(gpu, [mp, kp, np]);
+    // The fourth word (C's row stride, the real N) is read only by unpaddedC kernels.
+    const dims = uniform(gpu, [mp, kp, np, n]);
     this.owned.push(dims);
     const pipe = kernel.pipeline;
     this.steps.push({
@@ -302,7 +307,7 @@ export class BoundProblem {
       }),
       grid: kernel.spec.dispatch({ m: mp, k: kp, n: np }, kernel.params),
     });
-    if (padded) copyStep(cUse, this.c, mp, np, m, n);
+    if (cUse !== this.c) copyStep(cUse, this.c, mp, np, m, n);
     gpu.check();
   }
 

@@ -6,7 +6,17 @@ import { deviceSlug, type DeviceSummary } from "./gpu.ts";
 import type { Params } from "./registry.ts";
 import type { Shape } from "./matrix.ts";
 
-/** One candidate the autotuner measured (gflops absent when it failed or was invalid). */
+/** One candidate on one shape (gflops absent when it failed or was invalid). */
+export interface ShapeTrial {
+  shape: Shape;
+  validated: boolean;
+  medianMs?: number;
+  gflops?: number;
+  relErr?: number;
+  error?: string;
+}
+
+/** One candidate the autotuner measured: its result at the record's `shape`, and the score. */
 export interface TuningTrial {
   params: Params;
   validated: boolean;
@@ -14,6 +24,10 @@ export interface TuningTrial {
   gflops?: number;
   relErr?: number;
   error?: string;
+  /** Its results at the record's other `shapes` (only candidates that were shortlisted). */
+  others?: ShapeTrial[];
+  /** The objective: geometric mean of GFLOP/s over every shape (absent if any failed). */
+  score?: number;
 }
 
 /** The saved result of one autotuning search on one device. */
@@ -23,6 +37,8 @@ export interface TuningRecord {
   date: string;
   commit: string;
   shape: Shape;
+  /** Every shape of the objective, `shape` first (absent in files from a one-shape search). */
+  shapes?: Shape[];
   /** Registry id of the kernel whose parameters were searched. */
   kernel: string;
   space: Record<string, number[]>;

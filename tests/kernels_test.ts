@@ -183,6 +183,7 @@ Deno.test("autotune: tiny space on the software adapter, saved and loaded", gpuT
   const measured = record.trials.filter((t) => t.validated);
   assert.ok(measured.length >= 2);
   assert.equal(record.best.gflops, Math.max(...measured.map((t) => t.gflops!)));
+  assert.equal(record.best.score, record.best.gflops, "one shape: the score is its GFLOP/s");
   assert.equal(spec.invalid?.(record.best.params), undefined);
 
   // Save under a made-up device name, read it back, remove it.
@@ -199,3 +200,32 @@ Deno.test("autotune: tiny space on the software adapter, saved and loaded", gpuT
   assert.equal(loadTuning(device), undefined);
   assert.equal(tuningUrl(device).pathname.endsWith(".json"), true);
 });
+
+Deno.test(
+  "autotune over several shapes: the shortlist's geometric mean picks the winner",
+  gpuTest,
+  async () => {
+    const spec = findKernel("11_autotune")!;
+    const space = { BM: [32, 64], BN: [64, 128], BK: [8], PAD: [0] };
+    const odd = { m: 37, k: 29, n: 71 };
+    const record = await autotune(gpu, spec, { m: 64, k: 32, n: 128 }, {
+      space,
+      save: false,
+      budgetMs: 10,
+      alsoShapes: [odd],
+      shortlist: 2,
+    });
+    assert.deepEqual(record.shapes, [record.shape, odd]);
+    const shortlisted = record.trials.filter((t) => t.others);
+    assert.equal(shortlisted.length, 2);
+    for (const t of shortlisted) {
+      const all = [t.gflops!, ...t.others!.map((o) => o.gflops!)];
+      assert.ok(t.others!.every((o) => o.validated), JSON.stringify(t.others));
+      const geomean = Math.sqrt(all[0] * all[1]);
+      assert.ok(Math.abs(t.score! - geomean) < 1e-9 * geomean);
+    }
+    // Candidates left off the shortlist have no score and cannot win.
+    assert.ok(record.trials.filter((t) => !t.others).every((t) => t.score === undefined));
+    assert.equal(record.best.score, Math.max(...shortlisted.map((t) => t.score!)));
+  },
+);

@@ -4,16 +4,9 @@
  * outputs Deno publishes after a cell's idle status, and the notebook helpers format honestly.
  */
 import assert from "node:assert/strict";
-import { extractNotebooks, listNotebooks } from "../tools/notebook_cells.ts";
-import {
-  fmt,
-  kernel,
-  predict,
-  setRecordsDir,
-  showRecorded,
-  showRecordedCeilings,
-  tableBundle,
-} from "../lib/notebook.ts";
+import { extractNotebooks, listNotebooks, notebookModule } from "../tools/notebook_cells.ts";
+import { fmt, kernel, predict, tableBundle } from "../lib/notebook.ts";
+import { setRecordsDir, showRecorded, showRecordedCeilings } from "../lib/notebook_records.ts";
 import type { KernelResult } from "../lib/runner.ts";
 import type { RunRecord } from "../lib/record.ts";
 import { subgroupAccesses } from "../lib/lessons.ts";
@@ -59,6 +52,22 @@ Deno.test("notebook code cells type-check", async () => {
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("notebookModule: code cells in order, relative imports made absolute", () => {
+  const nb = JSON.stringify({
+    cells: [
+      { cell_type: "markdown", source: "# title" },
+      { cell_type: "code", source: ['import { a } from "../lib/mod.ts";\n', "a();"] },
+      { cell_type: "code", source: 'const m = await import("./x.ts");' },
+    ],
+  });
+  const module = notebookModule(nb, new URL("file:///p/notebooks/01_x.ipynb"));
+  assert.match(module, /from "file:\/\/\/p\/lib\/mod\.ts"/);
+  assert.match(module, /import\("file:\/\/\/p\/notebooks\/x\.ts"\)/);
+  assert.ok(module.indexOf("// --- cell 1 ---") < module.indexOf("// --- cell 2 ---"));
+  assert.doesNotMatch(module, /# title/);
+  assert.match(module, /export \{\};\n$/);
 });
 
 Deno.test("every notebook exists for every registered ladder kernel", async () => {

@@ -1,15 +1,20 @@
 /**
- * Device probe for the kernel ladder: validates and times every kernel at 4096 (and the fast
- * ones at 8192 and on odd shapes), autotunes 11_autotune, and measures cuBLAS in the same run
- * when it is there. Imports only lib/ (the GPU host has no package registry).
+ * Device probe for the kernel ladder. Validates (float64 reference) and times with GPU
+ * timestamps; cuBLAS in the same run when it is there. Imports only lib/ (the GPU host has no
+ * package registry).
  *
- *   deno run -A tools/probe_kernels.ts --out DIR [--quick]
+ *   deno run -A tools/probe_kernels.ts --out DIR [--quick] [--ladder] [--force=wide|fma|none]
  *
- * Writes DIR/probe.json (every result) and DIR/<device-slug>.json (the tuning record), and
- * prints a table last. --quick uses small sizes (for a dry run on the software adapter).
+ * Default (round 2): padding cost on odd shapes (10 with an unpadded C against round 1's padded
+ * C), the probe-only peak variants (kernels/probe_*.wgsl, registered here only), a multi-shape
+ * autotune of 11_autotune, and 10/11 at 4096, 8192 and the odd shapes. --ladder adds every step
+ * at 4096 first. Writes DIR/probe.json (every result) and DIR/<device-slug>.json (the tuning
+ * record), and prints a table last. --quick uses small sizes (a dry run on the software adapter).
  */
 import { autotune } from "../lib/autotune.ts";
 import { acquireGpu, deviceSlug } from "../lib/gpu.ts";
+import { paddedTiledModel } from "../lib/kernels/cost.ts";
+import { doubleBuffer } from "../lib/kernels/ladder.ts";
 import { type Shape, shapeLabel } from "../lib/matrix.ts";
 import { openCublas } from "../lib/peers/cublas.ts";
 import { findKernel, type KernelSpec, type Params } from "../lib/registry.ts";
@@ -47,15 +52,55 @@ const kernel = (id: string): KernelSpec => findKernel(id)!;
 const square = (n: number): Shape => ({ m: n, k: n, n });
 const big = quick ? 256 : 4096;
 const bigger = quick ? 384 : 8192;
-const oddShapes: Shape[] = quick
-  ? [square(255), square(257), { m: 100, k: 300, n: 77 }]
-  : [square(4095), square(4097), { m: 1000, k: 3000, n: 777 }, { m: 1024, k: 3072, n: 768 }];
+const budgetMs = quick ? 20 : 300;
+/** Odd shapes and, for each, the aligned shape its ratio is taken against. */
+const oddPairs: [Shape, Shape][] = quick
+  ? [[square(255), square(256)], [square(257), square(256)], [
+    { m: 100, k: 300, n: 77 },
+    { m: 128, k: 256, n: 64 },
+  ]]
+  : [[square(4095), square(4096)], [square(4097), square(4096)], [
+    { m: 1000, k: 3000, n: 777 },
+    { m: 1024, k: 3072, n: 768 },
+  ]];
+const [rectOdd, rectAligned] = oddPairs[2];
+/** The rectangular odd shape with N rounded to 4: no padding at all (isolates its cost). */
+const rectNoPad = { ...rectOdd, n: Math.ceil(rectOdd.n / 4) * 4 };
+const VEC4 = { m: 1, n: 4, k: 4 };
 
-async function probe(id: string, shape: Shape, params?: Params, label = id) {
-  const r = await runKernel(gpu, kernel(id), shape, { params, budgetMs: 300, checkRows: 8 });
+// Probe-only variants of 10 (not registered; kernels/probe_*.wgsl).
+const paddedC: KernelSpec = {
+  ...doubleBuffer,
+  file: "probe_10_padded_c.wgsl",
+  unpaddedC: false,
+  model: (s, p) => paddedTiledModel(s, p.BM, p.BN, VEC4),
+};
+const fmaVariant: KernelSpec = { ...doubleBuffer, file: "probe_10_fma.wgsl" };
+/** 10 with the invocation's block of C as a knob: TN 8 (10 itself) or 16 (8 x 16). */
+const tnThreads = (p: Params) => (p.BM / 8) * (p.BN / p.TN);
+const tnSpec: KernelSpec = {
+  ...doubleBuffer,
+  file: "probe_10_tn.wgsl",
+  params: { ...doubleBuffer.params, TN: 8 },
+  workgroupSize: (p) => [tnThreads(p), 1, 1],
+  invalid: (p) => {
+    const t = tnThreads(p);
+    const loads = [p.BM * p.BK / 4 / t, p.BK * p.BN / 4 / t];
+    if (p.TN !== 8 && p.TN !== 16) return "TN must be 8 or 16";
+    if (p.BM % 32 || p.BN % (8 * p.TN)) return "BM must be a multiple of 32 and BN of 8 * TN";
+    if (!loads.every((l) => Number.isInteger(l) && l >= 1 && l <= 4)) return "1..4 vec4 loads";
+    if (t > 512) return "at most 512 invocations";
+  },
+};
+
+async function probe(spec: KernelSpec | string, shape: Shape, params?: Params, label?: string) {
+  if (typeof spec === "string") spec = kernel(spec);
+  label ??= spec.id;
+  const name = label;
+  const r = await runKernel(gpu, spec, shape, { params, budgetMs, checkRows: 8 });
   rows.push({
-    label,
-    kernel: id,
+    label: name,
+    kernel: spec.id,
     shape: shapeLabel(shape),
     gflops: r.gflops,
     medianMs: r.medianMs,
@@ -65,12 +110,14 @@ async function probe(id: string, shape: Shape, params?: Params, label = id) {
     error: r.error,
   });
   console.error(
-    `${label.padEnd(34)} ${shapeLabel(shape).padEnd(14)} ` +
+    `${name.padEnd(34)} ${shapeLabel(shape).padEnd(14)} ` +
       (r.validated
-        ? `${r.gflops!.toFixed(0).padStart(7)} GFLOP/s  err ${r.relErr.toExponential(1)}`
+        ? `${r.gflops!.toFixed(0).padStart(7)} GFLOP/s ${r.medianMs!.toFixed(4)} ms ` +
+          `err ${r.relErr.toExponential(1)}`
         : `FAILED ${r.error}`),
   );
   save();
+  return r.validated ? r.gflops! : 0;
 }
 
 const cublas = quick ? "skipped (--quick)" : openCublas();
@@ -95,60 +142,99 @@ function probeCublas(shape: Shape) {
 }
 if (typeof cublas === "string") console.error(cublas);
 
-// 1. The ladder at 4096.
-probeCublas(square(big));
-for (
-  const id of [
-    "02_naive",
-    "03_coalesce",
-    "04_tiled",
-    "05_blocktile_1d",
-    "06_blocktile_2d",
-    "06_blocktile_2d_local_array",
-    "07_vectorize",
-    "08_bank_conflicts",
-    "09_subgroup_tiling",
-    "10_double_buffer",
-    "12_f16",
-    "12_f16_storage",
-  ]
-) await probe(id, square(big));
-await probe("04_tiled", square(big), { TILE: 32 }, "04_tiled TILE=32");
-await probe("08_bank_conflicts", square(big), { PAD: 0 }, "08_bank_conflicts PAD=0");
-await probe("10_double_buffer", square(big), { GROUP_M: 8 }, "10_double_buffer GROUP_M=8");
+const allShapes = [square(big), square(bigger), ...oddPairs.flat(), rectNoPad];
+const distinct = [...new Map(allShapes.map((s) => [shapeLabel(s), s])).values()];
+for (const shape of distinct) probeCublas(shape);
 
-// 2. Autotune the double-buffered kernel, then the tuned kernel everywhere.
-const tuned = kernel("11_autotune");
+// 0. (--ladder) every step at 4096.
+if (args.includes("--ladder")) {
+  for (
+    const id of [
+      "02_naive",
+      "03_coalesce",
+      "04_tiled",
+      "05_blocktile_1d",
+      "06_blocktile_2d",
+      "06_blocktile_2d_local_array",
+      "07_vectorize",
+      "08_bank_conflicts",
+      "09_subgroup_tiling",
+      "10_double_buffer",
+      "12_f16",
+      "12_f16_storage",
+    ]
+  ) await probe(id, square(big));
+}
+
+// 1. Padding: 10 with an unpadded C (runner pads A and B only) against round 1's padded C.
+for (const shape of [square(big), ...oddPairs.flatMap(([odd]) => [odd]), rectAligned, rectNoPad]) {
+  await probe("10_double_buffer", shape);
+  await probe(paddedC, shape, undefined, "10 padded C (round 1)");
+}
+
+// 2. Peak variants at 4096, each next to 10 with the same parameters.
+const tiles: Params[] = [
+  { BM: 128, BN: 128, BK: 8, PAD: 1 },
+  { BM: 128, BN: 256, BK: 16, PAD: 0 },
+  { BM: 64, BN: 128, BK: 8, PAD: 0 },
+];
+let best10 = 0;
+let bestFma = 0;
+for (const p of tiles) {
+  const tag = `${p.BM}x${p.BN}x${p.BK}p${p.PAD}`;
+  best10 = Math.max(best10, await probe("10_double_buffer", square(big), p, `10 ${tag}`));
+  bestFma = Math.max(bestFma, await probe(fmaVariant, square(big), p, `10 fma ${tag}`));
+}
+let bestWide: { gflops: number; params?: Params } = { gflops: 0 };
+await probe(tnSpec, square(big), { ...tnSpec.params }, "10 TN=8 (probe file) 128x128x8p1");
+for (const BM of [64, 128, 256]) {
+  for (const BN of [128, 256]) {
+    for (const BK of [8, 16]) {
+      for (const PAD of [0, 1]) {
+        const p = { ...tnSpec.params, BM, BN, BK, PAD, TN: 16 };
+        if (tnSpec.invalid!(p)) continue;
+        const g = await probe(tnSpec, square(big), p, `10 wide 8x16 ${BM}x${BN}x${BK}p${PAD}`);
+        if (g > bestWide.gflops) bestWide = { gflops: g, params: p };
+      }
+    }
+  }
+}
+// A variant replaces 10's inner loop in the search only if it wins clearly (beyond ~1% noise).
+// --force=wide|fma|none takes that branch regardless (dry runs of each path).
+const force = args.find((a) => a.startsWith("--force="))?.slice("--force=".length);
+const useWide = force ? force === "wide" : bestWide.gflops > 1.03 * Math.max(best10, bestFma);
+const useFma = force ? force === "fma" : !useWide && bestFma > 1.03 * best10;
+console.error(`best 10 ${best10.toFixed(0)}, fma ${bestFma.toFixed(0)}, wide ${bestWide.gflops}`);
+
+// 3. Autotune 11 over 4096, 4097 and the rectangular odd shape (geometric mean).
+const eleven = kernel("11_autotune");
+const tuned: KernelSpec = useWide
+  ? { ...tnSpec, id: eleven.id, space: { ...eleven.space, TN: [8, 16] } }
+  : useFma
+  ? { ...eleven, file: fmaVariant.file }
+  : eleven;
 const record = await autotune(gpu, tuned, square(big), {
+  alsoShapes: [oddPairs[1][0], rectOdd],
+  shortlist: quick ? 3 : 8,
+  budgetMs: quick ? 20 : 150,
   log: (l) => console.error(l),
   commit: Deno.env.get("GEMM_COMMIT") ?? "unknown",
   save: !quick,
 });
 Deno.writeTextFileSync(`${outDir}/${slug}.json`, JSON.stringify(record, null, 2) + "\n");
-console.error(
-  `autotune best: ${JSON.stringify(record.best.params)} ${record.best.gflops?.toFixed(0)}`,
-);
-await probe("11_autotune", square(big));
+const bestParams = record.best.params;
+console.error(`autotune best: ${JSON.stringify(bestParams)} score ${record.best.score}`);
 
-// 3. 8192 and odd shapes for the fast kernels.
-probeCublas(square(bigger));
-for (
-  const id of [
-    "07_vectorize",
-    "08_bank_conflicts",
-    "09_subgroup_tiling",
-    "10_double_buffer",
-    "11_autotune",
-    "12_f16",
-  ]
-) {
-  await probe(id, square(bigger));
+// 4. The tuned kernel (and the best wide variant) at 4096, 8192 and every odd/aligned shape.
+const variant = useWide ? " (TN knob)" : useFma ? " (fma)" : "";
+const tunedLabel = `11_autotune${variant}`;
+for (const shape of distinct) {
+  if (shapeLabel(shape) === shapeLabel(square(bigger))) await probe("10_double_buffer", shape);
+  await probe(tuned, shape, bestParams, tunedLabel);
 }
-for (const shape of oddShapes) {
-  probeCublas(shape);
-  for (const id of ["10_double_buffer", "11_autotune", "12_f16"]) {
-    await probe(id, shape);
-  }
+if (bestWide.params) {
+  const wideShapes = [square(bigger), ...oddPairs.map(([odd]) => odd), rectAligned];
+  for (const shape of wideShapes) await probe(tnSpec, shape, bestWide.params, "10 wide best");
 }
 
 // The table last, so the tail of the output carries it.
@@ -167,4 +253,14 @@ for (const r of rows) {
         : `  FAILED ${r.error?.slice(0, 60)}`),
   );
 }
-console.log(`tuned: ${JSON.stringify(record.best.params)}`);
+// Odd/aligned ratios of each label (same kernel, same parameters).
+const at = (label: string, s: Shape) =>
+  rows.find((r) => r.label === label && r.shape === shapeLabel(s) && r.validated)?.gflops;
+for (const label of [...new Set(rows.map((r) => r.label))]) {
+  const ratios = oddPairs.map(([odd, aligned]) => {
+    const [o, a] = [at(label, odd), at(label, aligned)];
+    return o && a ? `${shapeLabel(odd)} ${(o / a).toFixed(2)}` : undefined;
+  }).filter((x) => x);
+  if (ratios.length) console.log(`ratio ${label.padEnd(28)} ${ratios.join("  ")}`);
+}
+console.log(`tuned${variant}: ${JSON.stringify(bestParams)}`);

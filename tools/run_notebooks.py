@@ -6,6 +6,7 @@ Run with Debian's /usr/bin/python3 (it has nbclient):
     /usr/bin/python3 tools/run_notebooks.py                 # every notebooks/*.ipynb
     /usr/bin/python3 tools/run_notebooks.py notebooks/02_naive.ipynb --repeat 5
     /usr/bin/python3 tools/run_notebooks.py FILE --stock    # plain nbclient, to see the trap
+    /usr/bin/python3 tools/run_notebooks.py --install-kernel  # the `deno` kernel for Jupyter
 
 Each code cell declares what it must show in its metadata, e.g.
     "metadata": {"expect": ["image/svg+xml", "text:validated"]}
@@ -25,7 +26,6 @@ missing output. The last stdout line is a JSON summary (per-notebook seconds, fa
 """
 
 import argparse
-import asyncio
 import base64
 import html
 import json
@@ -58,17 +58,18 @@ def project_deno() -> str:
     sys.exit("run_notebooks: no deno found; run `npm ci` in the project root first")
 
 
-def write_kernelspec(folder: Path) -> None:
-    """A private kernelspec (what `deno jupyter --install` writes, plus the env the kernel needs)."""
-    spec_dir = folder / "kernels" / KERNEL_NAME
+def write_kernelspec(folder: Path, name: str = KERNEL_NAME) -> Path:
+    """A kernelspec like the one `deno jupyter --install` writes, plus the env the kernel needs."""
+    spec_dir = folder / "kernels" / name
     spec_dir.mkdir(parents=True, exist_ok=True)
     spec = {
         "argv": [project_deno(), "jupyter", "--kernel", "--conn", "{connection_file}"],
-        "display_name": "Deno (gemm-ladder)",
+        "display_name": "Deno" if name == "deno" else "Deno (gemm-ladder)",
         "language": "typescript",
         "env": {"XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR", "/tmp"), "NO_COLOR": "1"},
     }
     (spec_dir / "kernel.json").write_text(json.dumps(spec, indent=1))
+    return spec_dir
 
 
 class DrainingClient(NotebookClient):
@@ -105,9 +106,8 @@ class DrainingClient(NotebookClient):
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
-                msg = await ensure_async(
-                    self.kc.iopub_channel.get_msg(timeout=self.quiet_seconds if sentinel_idle else 10)
-                )
+                wait = self.quiet_seconds if sentinel_idle else 10
+                msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=wait))
             except Empty:
                 if sentinel_idle:
                     break
@@ -131,6 +131,7 @@ class DrainingClient(NotebookClient):
 
 
 def cell_text(cell) -> str:
+    """Everything a cell printed or displayed as text (streams, plain, markdown, HTML, SVG)."""
     parts = []
     for out in cell.get("outputs", []):
         if out.get("output_type") == "stream":
@@ -145,6 +146,7 @@ def cell_text(cell) -> str:
 
 
 def cell_mimes(cell) -> set:
+    """The MIME types of a cell's outputs ("stream" for printed text)."""
     found = set()
     for out in cell.get("outputs", []):
         if out.get("output_type") == "stream":
@@ -184,6 +186,7 @@ def first_error(nb) -> str:
 
 
 def run_one(path: Path, out_dir: Path, stock: bool, timeout: int) -> dict:
+    """Execute one notebook, write it to out_dir, and list its problems (errors, lost outputs)."""
     nb = nbformat.read(path, as_version=4)
     client_class = NotebookClient if stock else DrainingClient
     client = client_class(
@@ -204,8 +207,7 @@ def run_one(path: Path, out_dir: Path, stock: bool, timeout: int) -> dict:
     seconds = time.monotonic() - started
     out_dir.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, out_dir / path.name)
-    problems = [error] if error else []
-    problems += missing_outputs(nb) if not error else []
+    problems = [error] if error else missing_outputs(nb)
     return {"notebook": path.name, "seconds": round(seconds, 1), "problems": problems}
 
 
@@ -249,7 +251,9 @@ def render_site(executed: list, site: Path) -> list:
             path.stem,
         )
         pages.append((page.name, title))
-    links = "\n".join(f'<li><a href="{name}">{html.escape(title)}</a></li>' for name, title in pages)
+    links = "\n".join(
+        f'<li><a href="{name}">{html.escape(title)}</a></li>' for name, title in pages
+    )
     (site / "index.html").write_text(
         "<!doctype html><meta charset=utf-8><title>gemm-ladder notebooks</title>"
         "<style>body{font-family:sans-serif;max-width:50em;margin:2em auto}</style>"
@@ -268,7 +272,17 @@ def main() -> int:
     parser.add_argument(
         "--site", type=Path, nargs="?", const=ROOT / "site", help="also render HTML into DIR"
     )
+    parser.add_argument(
+        "--install-kernel",
+        action="store_true",
+        help="install the `deno` kernelspec for your Jupyter (this project's deno) and exit",
+    )
     args = parser.parse_args()
+    if args.install_kernel:
+        from jupyter_core.paths import jupyter_data_dir
+
+        print(f"installed {write_kernelspec(Path(jupyter_data_dir()), 'deno')}")
+        return 0
     notebooks = args.notebooks or sorted((ROOT / "notebooks").glob("*.ipynb"))
     if not notebooks:
         sys.exit("run_notebooks: no notebooks found")
@@ -303,6 +317,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    # asyncio's default loop policy is what nbclient expects; keep it explicit for old Pythons.
-    asyncio.set_event_loop_policy(asyncio.DefaultEventLoopPolicy())
     sys.exit(main())

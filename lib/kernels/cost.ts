@@ -30,18 +30,22 @@ export function tiledModel(s: Shape, bm: number, bn: number, bytesPer = 4): Cost
 /**
  * tiledModel on the dimensions the runner pads to (`align`), plus the padding copies' traffic
  * (each copied matrix read once and written once). FLOPs stay those of the real shape.
+ * `padsC` false: the kernel writes the real M x N of C itself (KernelSpec.unpaddedC).
  */
 export function paddedTiledModel(
   s: Shape,
   bm: number,
   bn: number,
   align: { m: number; k: number; n: number },
+  padsC = true,
 ): CostModel {
   const p = { m: roundUp(s.m, align.m), k: roundUp(s.k, align.k), n: roundUp(s.n, align.n) };
-  const tiled = tiledModel(p, bm, bn);
+  const loads = tiledModel(p, bm, bn).bytes - 4 * p.m * p.n;
   let copies = 0;
   if (p.m !== s.m || p.k !== s.k) copies += s.m * s.k + p.m * p.k;
   if (p.k !== s.k || p.n !== s.n) copies += s.k * s.n + p.k * p.n;
-  if (p.m !== s.m || p.k !== s.k || p.n !== s.n) copies += p.m * p.n + s.m * s.n;
-  return { flops: flops(s), bytes: tiled.bytes + 4 * copies };
+  const padded = p.m !== s.m || p.k !== s.k || p.n !== s.n;
+  const cStores = padsC ? p.m * p.n : s.m * s.n;
+  if (padsC && padded) copies += p.m * p.n + s.m * s.n;
+  return { flops: flops(s), bytes: loads + 4 * (cStores + copies) };
 }

@@ -239,6 +239,9 @@ export const doubleBuffer: KernelSpec = {
   file: "10_double_buffer.wgsl",
   invalid: doubleBufferInvalid,
   workgroupStorageBytes: (p) => 2 * paddedTileBytes(p),
+  // C is written unpadded: the runner pads only A and B (K and N to multiples of 4).
+  unpaddedC: true,
+  model: (s, p) => paddedTiledModel(s, p.BM, p.BN, VEC4, false),
 };
 
 export const autotuned: KernelSpec = {
