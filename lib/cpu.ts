@@ -54,7 +54,7 @@ const MR = 2;
 const NR = 4;
 
 /** The block size the suite and notebooks use when none is given. */
-export const DEFAULT_BLOCK = 128;
+export const DEFAULT_BLOCK = 256;
 
 /**
  * Cache-blocked C = A * B: the i, j and k ranges are cut into `block`-sized pieces so one block

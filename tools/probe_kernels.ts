@@ -223,6 +223,16 @@ const record = await autotune(gpu, tuned, square(big), {
 });
 Deno.writeTextFileSync(`${outDir}/${slug}.json`, JSON.stringify(record, null, 2) + "\n");
 const bestParams = record.best.params;
+const shortlistLines: string[] = [];
+// The shortlist's odd/aligned ratios (4097 and the rectangle need their aligned neighbours).
+for (const [i, t] of record.trials.filter((t) => t.others).entries()) {
+  const aligned = await probe(tuned, rectAligned, t.params, `shortlist ${i}`);
+  const [at4097, atRect] = t.others!.map((o) => o.gflops ?? 0);
+  shortlistLines.push(
+    `shortlist ${i} ${JSON.stringify(t.params)} score ${t.score?.toFixed(0)}: ` +
+      `4097/4096 ${(at4097 / t.gflops!).toFixed(2)}, rect ${(atRect / aligned).toFixed(2)}`,
+  );
+}
 console.error(`autotune best: ${JSON.stringify(bestParams)} score ${record.best.score}`);
 
 // 4. The tuned kernel (and the best wide variant) at 4096, 8192 and every odd/aligned shape.
@@ -263,4 +273,6 @@ for (const label of [...new Set(rows.map((r) => r.label))]) {
   }).filter((x) => x);
   if (ratios.length) console.log(`ratio ${label.padEnd(28)} ${ratios.join("  ")}`);
 }
+for (const line of shortlistLines) console.log(line);
+console.log(`best 10 ${best10.toFixed(0)}, fma ${bestFma.toFixed(0)}, wide ${bestWide.gflops}`);
 console.log(`tuned${variant}: ${JSON.stringify(bestParams)}`);
