@@ -15,7 +15,8 @@
 // in named registers: a function-local array would be clamped and pushed to local memory.
 // Mapping and edges as in 09; align k: 4, n: 4 for the vec4 rows of A and B. C is written at its
 // real size (see `store`), so the runner pads only A and B and never copies C back.
-// This file is also 11_autotune, with tile parameters found by lib/autotune.ts.
+// 11_autotune (kernels/11_autotune.wgsl) is this kernel with the block per invocation as one more
+// knob, its parameters found by lib/autotune.ts.
 
 struct Dims {
   M: u32,

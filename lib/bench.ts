@@ -190,11 +190,16 @@ async function tuning(
   }
   const squares = shapes.filter((s) => s.m === s.k && s.k === s.n).map((s) => s.m);
   const size = squares.includes(4096) ? 4096 : Math.max(...squares, 64);
+  // Score the shortlist on the run's odd shapes too, so the winner does not trade them away.
+  const alsoShapes = shapes.filter((s) => [s.m, s.k, s.n].some((d) => d % 64 !== 0)).slice(-2);
   const results = [];
   for (const spec of tunable) {
-    log(`tune ${spec.id} at ${size}`);
+    log(
+      `tune ${spec.id} at ${size}${alsoShapes.length ? ` and ${alsoShapes.map(shapeLabel)}` : ""}`,
+    );
     const t = await autotune(gpu, spec, { m: size, k: size, n: size }, {
       commit: record.commit,
+      alsoShapes,
       log: (line) => log(`  ${line}`),
     });
     results.push(t);

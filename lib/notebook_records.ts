@@ -238,17 +238,36 @@ export async function showTuning(record: TuningRecord, displayId?: string): Prom
   const timed = record.trials.filter((t) => t.gflops !== undefined)
     .sort((a, b) => b.gflops! - a.gflops!);
   const invalid = record.trials.filter((t) => !t.validated && t.medianMs === undefined).length;
-  const rows: Cell[][] = timed.slice(0, 8).map((t, i) => [
+  // A search over several shapes ranks its shortlist by the score (geometric mean over shapes).
+  const shapes = record.shapes ?? [record.shape];
+  const multi = shapes.length > 1;
+  const ranked = multi
+    ? record.trials.filter((t) => t.score !== undefined).sort((a, b) => b.score! - a.score!)
+    : timed;
+  const rows: Cell[][] = ranked.slice(0, 8).map((t, i) => [
     i === 0 ? "winner" : String(i + 1),
     label(t.params),
     t.gflops,
+    ...(multi ? [t.score] : []),
     t.relErr,
   ]);
   const caption = `Tuning ${record.kernel} on ${record.device.description} at ` +
-    `${shapeLabel(record.shape)} (${record.date.slice(0, 10)}, commit ${record.commit}): ` +
-    `${record.trials.length} points, ${timed.length} timed, ${invalid} invalid or failed`;
+    `${shapes.map(shapeLabel).join(", ")} (${
+      record.date.slice(0, 10)
+    }, commit ${record.commit}): ` +
+    `${record.trials.length} points, ${timed.length} timed, ${invalid} invalid or failed` +
+    (multi ? `; the ${ranked.length} fastest at ${shapeLabel(record.shape)} ranked by score` : "");
+  const head = multi
+    ? [
+      "rank",
+      "parameters",
+      `GFLOP/s at ${shapeLabel(record.shape)}`,
+      "geomean GFLOP/s",
+      "rel. error",
+    ]
+    : ["rank", "parameters", "GFLOP/s", "rel. error"];
   await showBundle(
-    tableBundle(["rank", "parameters", "GFLOP/s", "rel. error"], rows, caption),
+    tableBundle(head, rows, caption),
     displayId ? { displayId, update: true } : {},
   );
 }

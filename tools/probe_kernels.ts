@@ -3,10 +3,10 @@
  * timestamps; cuBLAS in the same run when it is there. Imports only lib/ (the GPU host has no
  * package registry).
  *
- *   deno run -A tools/probe_kernels.ts --out DIR [--quick] [--ladder] [--force=wide|fma|none]
+ *   deno run -A tools/probe_kernels.ts --out DIR [--quick] [--ladder]
  *
  * Default (round 2): padding cost on odd shapes (10 with an unpadded C against round 1's padded
- * C), the probe-only peak variants (kernels/probe_*.wgsl, registered here only), a multi-shape
+ * C), the probe-only variants (kernels/probes/*.wgsl, registered here only), TN 16, a multi-shape
  * autotune of 11_autotune, and 10/11 at 4096, 8192 and the odd shapes. --ladder adds every step
  * at 4096 first. Writes DIR/probe.json (every result) and DIR/<device-slug>.json (the tuning
  * record), and prints a table last. --quick uses small sizes (a dry run on the software adapter).
@@ -68,30 +68,16 @@ const [rectOdd, rectAligned] = oddPairs[2];
 const rectNoPad = { ...rectOdd, n: Math.ceil(rectOdd.n / 4) * 4 };
 const VEC4 = { m: 1, n: 4, k: 4 };
 
-// Probe-only variants of 10 (not registered; kernels/probe_*.wgsl).
+// Probe-only variants of 10 (not registered; kernels/probes/*.wgsl).
 const paddedC: KernelSpec = {
   ...doubleBuffer,
-  file: "probe_10_padded_c.wgsl",
+  file: "probes/probe_10_padded_c.wgsl",
   unpaddedC: false,
   model: (s, p) => paddedTiledModel(s, p.BM, p.BN, VEC4),
 };
-const fmaVariant: KernelSpec = { ...doubleBuffer, file: "probe_10_fma.wgsl" };
-/** 10 with the invocation's block of C as a knob: TN 8 (10 itself) or 16 (8 x 16). */
-const tnThreads = (p: Params) => (p.BM / 8) * (p.BN / p.TN);
-const tnSpec: KernelSpec = {
-  ...doubleBuffer,
-  file: "probe_10_tn.wgsl",
-  params: { ...doubleBuffer.params, TN: 8 },
-  workgroupSize: (p) => [tnThreads(p), 1, 1],
-  invalid: (p) => {
-    const t = tnThreads(p);
-    const loads = [p.BM * p.BK / 4 / t, p.BK * p.BN / 4 / t];
-    if (p.TN !== 8 && p.TN !== 16) return "TN must be 8 or 16";
-    if (p.BM % 32 || p.BN % (8 * p.TN)) return "BM must be a multiple of 32 and BN of 8 * TN";
-    if (!loads.every((l) => Number.isInteger(l) && l >= 1 && l <= 4)) return "1..4 vec4 loads";
-    if (t > 512) return "at most 512 invocations";
-  },
-};
+const fmaVariant: KernelSpec = { ...doubleBuffer, file: "probes/probe_10_fma.wgsl" };
+/** 11's file (10 with TN, the columns per invocation, as a knob) at fixed parameters. */
+const tnSpec: KernelSpec = { ...findKernel("11_autotune")!, deviceParams: undefined };
 
 async function probe(spec: KernelSpec | string, shape: Shape, params?: Params, label?: string) {
   if (typeof spec === "string") spec = kernel(spec);
@@ -186,7 +172,7 @@ for (const p of tiles) {
   bestFma = Math.max(bestFma, await probe(fmaVariant, square(big), p, `10 fma ${tag}`));
 }
 let bestWide: { gflops: number; params?: Params } = { gflops: 0 };
-await probe(tnSpec, square(big), { ...tnSpec.params }, "10 TN=8 (probe file) 128x128x8p1");
+await probe(tnSpec, square(big), { ...tnSpec.params }, "10 TN=8 (11's file) 128x128x8p1");
 for (const BM of [64, 128, 256]) {
   for (const BN of [128, 256]) {
     for (const BK of [8, 16]) {
@@ -199,20 +185,13 @@ for (const BM of [64, 128, 256]) {
     }
   }
 }
-// A variant replaces 10's inner loop in the search only if it wins clearly (beyond ~1% noise).
-// --force=wide|fma|none takes that branch regardless (dry runs of each path).
-const force = args.find((a) => a.startsWith("--force="))?.slice("--force=".length);
-const useWide = force ? force === "wide" : bestWide.gflops > 1.03 * Math.max(best10, bestFma);
-const useFma = force ? force === "fma" : !useWide && bestFma > 1.03 * best10;
-console.error(`best 10 ${best10.toFixed(0)}, fma ${bestFma.toFixed(0)}, wide ${bestWide.gflops}`);
+console.error(
+  `best 10 ${best10.toFixed(0)}, fma ${bestFma.toFixed(0)}, wide ${bestWide.gflops.toFixed(0)}`,
+);
 
 // 3. Autotune 11 over 4096, 4097 and the rectangular odd shape (geometric mean).
-const eleven = kernel("11_autotune");
-const tuned: KernelSpec = useWide
-  ? { ...tnSpec, id: eleven.id, space: { ...eleven.space, TN: [8, 16] } }
-  : useFma
-  ? { ...eleven, file: fmaVariant.file }
-  : eleven;
+// 11's space holds TN (8, 16) since run 3 showed TN 16 ahead at 4096.
+const tuned = kernel("11_autotune");
 const record = await autotune(gpu, tuned, square(big), {
   alsoShapes: [oddPairs[1][0], rectOdd],
   shortlist: quick ? 3 : 8,
@@ -236,8 +215,7 @@ for (const [i, t] of record.trials.filter((t) => t.others).entries()) {
 console.error(`autotune best: ${JSON.stringify(bestParams)} score ${record.best.score}`);
 
 // 4. The tuned kernel (and the best wide variant) at 4096, 8192 and every odd/aligned shape.
-const variant = useWide ? " (TN knob)" : useFma ? " (fma)" : "";
-const tunedLabel = `11_autotune${variant}`;
+const tunedLabel = "11_autotune";
 for (const shape of distinct) {
   if (shapeLabel(shape) === shapeLabel(square(bigger))) await probe("10_double_buffer", shape);
   await probe(tuned, shape, bestParams, tunedLabel);
@@ -274,5 +252,7 @@ for (const label of [...new Set(rows.map((r) => r.label))]) {
   if (ratios.length) console.log(`ratio ${label.padEnd(28)} ${ratios.join("  ")}`);
 }
 for (const line of shortlistLines) console.log(line);
-console.log(`best 10 ${best10.toFixed(0)}, fma ${bestFma.toFixed(0)}, wide ${bestWide.gflops}`);
-console.log(`tuned${variant}: ${JSON.stringify(bestParams)}`);
+console.log(
+  `best 10 ${best10.toFixed(0)}, fma ${bestFma.toFixed(0)}, wide ${bestWide.gflops.toFixed(0)}`,
+);
+console.log(`tuned: ${JSON.stringify(bestParams)}`);

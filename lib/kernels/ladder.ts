@@ -244,14 +244,42 @@ export const doubleBuffer: KernelSpec = {
   model: (s, p) => paddedTiledModel(s, p.BM, p.BN, VEC4, false),
 };
 
+/** Invocations of 11: each owns an 8 x TN block of C. */
+const threads8xTN = (p: Params) => (p.BM / 8) * (p.BN / p.TN);
+
 export const autotuned: KernelSpec = {
   ...doubleBuffer,
   id: "11_autotune",
   number: 11,
   name: "autotune",
   title: "Autotuned",
-  idea: "The 10 kernel with tile sizes searched on this device (data/tuning/<device>.json).",
-  space: { BM: [64, 128, 256], BN: [64, 128, 256], BK: [8, 16], PAD: [0, 1], GROUP_M: [1, 8] },
+  idea: "10 with tile sizes and each invocation's block (8 x 8 or 8 x 16) searched on this device.",
+  file: "11_autotune.wgsl",
+  params: { ...doubleBuffer.params, TN: 8 },
+  space: {
+    BM: [64, 128, 256],
+    BN: [64, 128, 256],
+    BK: [8, 16],
+    PAD: [0, 1],
+    GROUP_M: [1, 8],
+    TN: [8, 16],
+  },
+  invalid: (p) => {
+    const t = threads8xTN(p);
+    return need(
+      [p.TN === 8 || p.TN === 16, "TN must be 8 or 16"],
+      [p.BK % 4 === 0, "BK must be a multiple of 4 (vec4 rows)"],
+      [p.BM % 32 === 0 && p.BN % (8 * p.TN) === 0, "BM must be a multiple of 32, BN of 8 * TN"],
+      [
+        [p.BM * p.BK / 4 / t, p.BK * p.BN / 4 / t].every((l) =>
+          Number.isInteger(l) && l >= 1 && l <= 4
+        ),
+        "each invocation must load 1 to 4 whole vec4s of A and of B per tile",
+      ],
+      [t <= 512, "at most 512 invocations (1024 leave 64 registers each on NVIDIA)"],
+    );
+  },
+  workgroupSize: (p) => [threads8xTN(p), 1, 1],
   deviceParams: (device) => tunedParams(device, "11_autotune"),
 };
 
