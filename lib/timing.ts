@@ -21,6 +21,8 @@ export interface TimingOptions {
   /** Exact repetition count; by default chosen to fill `budgetMs` (between 5 and 200). */
   reps?: number;
   warmup?: number;
+  /** Least GPU time spent warming up on a hardware adapter (default 300 ms). */
+  warmMs?: number;
   /** Target total GPU time of the timed repetitions. */
   budgetMs?: number;
 }
@@ -58,8 +60,7 @@ export async function timePasses(
 ): Promise<Timing> {
   const method = gpu.has("timestamp-query") ? "timestamp-query" : "wall-clock-batch";
   const run = method === "timestamp-query" ? timestampBatch : wallClockBatch;
-  const warm = await run(gpu, encode, Math.max(1, opts.warmup ?? 3));
-  const estimate = median(warm);
+  const estimate = await warmUp(gpu, encode, run, opts);
   const reps = opts.reps ??
     Math.max(5, Math.min(200, Math.round((opts.budgetMs ?? 400) / Math.max(estimate, 1e-3))));
   const samples: number[] = [];
@@ -67,6 +68,36 @@ export async function timePasses(
     samples.push(...await run(gpu, encode, Math.min(BATCH, reps - samples.length)));
   }
   return summarize(samples, method);
+}
+
+/**
+ * Warm up until the GPU has run at least `warmMs` of work and two consecutive batches agree
+ * within 3%: a GPU idle during validation drops its clocks and needs a few hundred ms of steady
+ * work to boost again (seen on an H200: 4x slower medians after a 3-pass warm-up). Returns the
+ * per-pass estimate of the last batch.
+ */
+async function warmUp(
+  gpu: Gpu,
+  encode: (pass: GPUComputePassEncoder) => void,
+  run: typeof timestampBatch,
+  opts: TimingOptions,
+): Promise<number> {
+  let batch = Math.max(1, opts.warmup ?? 3);
+  let spent = 0;
+  let previous = Infinity;
+  for (let round = 0; round < 12; round++) {
+    const times = await run(gpu, encode, batch);
+    const estimate = median(times);
+    spent += times.reduce((a, b) => a + b, 0);
+    // Software adapters have no clocks to ramp (and too much noise to settle): one batch.
+    if (gpu.summary.software) return estimate;
+    const settled = Math.abs(estimate - previous) <= 0.03 * estimate;
+    if (spent >= (opts.warmMs ?? 300) && settled) return estimate;
+    previous = estimate;
+    // Grow the batch so each round is about 100 ms of GPU work.
+    batch = Math.max(1, Math.min(BATCH, Math.round(100 / Math.max(estimate, 1e-3))));
+  }
+  return previous;
 }
 
 async function timestampBatch(
