@@ -47,15 +47,12 @@ TEXT_MIMES = ("text/plain", "text/markdown", "text/html", "image/svg+xml")
 
 
 def project_deno() -> str:
-    """The Deno this project pins (node_modules/.bin/deno), else the one on PATH."""
-    pinned = ROOT / "node_modules" / ".bin" / "deno"
-    if pinned.exists():
-        return str(pinned)
+    """The Deno on PATH: under `npx -y deno@2.9.6 task ...` that is the pinned one."""
     for folder in os.environ.get("PATH", "").split(os.pathsep):
         candidate = Path(folder) / "deno"
         if candidate.exists():
             return str(candidate)
-    sys.exit("run_notebooks: no deno found; run `npm ci` in the project root first")
+    sys.exit("run_notebooks: no deno on PATH; run through `npx -y deno@2.9.6 task notebooks`")
 
 
 def write_kernelspec(folder: Path, name: str = KERNEL_NAME) -> Path:
