@@ -5,20 +5,19 @@
  *
  *   deno run -A tools/probe_kernels.ts --out DIR [--quick] [--ladder]
  *
- * Default (round 2): padding cost on odd shapes (10 with an unpadded C against round 1's padded
- * C), the probe-only variants (kernels/probes/*.wgsl, registered here only), TN 16, a multi-shape
- * autotune of 11_autotune, and 10/11 at 4096, 8192 and the odd shapes. --ladder adds every step
- * at 4096 first. Writes DIR/probe.json (every result) and DIR/<device-slug>.json (the tuning
- * record), and prints a table last. --quick uses small sizes (a dry run on the software adapter).
+ * Default (round 3): 11 with scalar global loads (probe-only, kernels/probes/, no padding) next
+ * to 11's vec4 loads on 4096, 8192 and the odd/aligned shape pairs, then the occupancy of the
+ * fast kernels (resident workgroups, counted by the kernels themselves). Rounds 1 and 2 are in
+ * git history and kernels/NOTES.md. --ladder adds every step at 4096 first. Writes
+ * DIR/probe.json (every result) and DIR/occupancy.json, and prints a table last. --quick uses
+ * small sizes (a dry run on the software adapter).
  */
-import { autotune } from "../lib/autotune.ts";
-import { acquireGpu, deviceSlug } from "../lib/gpu.ts";
-import { paddedTiledModel } from "../lib/kernels/cost.ts";
-import { doubleBuffer } from "../lib/kernels/ladder.ts";
+import { acquireGpu, compileWgsl, deviceSlug, loadKernelSource, readBuffer } from "../lib/gpu.ts";
+import { tiledModel } from "../lib/kernels/cost.ts";
 import { type Shape, shapeLabel } from "../lib/matrix.ts";
 import { openCublas } from "../lib/peers/cublas.ts";
 import { findKernel, type KernelSpec, type Params } from "../lib/registry.ts";
-import { runKernel } from "../lib/runner.ts";
+import { kernelParams, runKernel } from "../lib/runner.ts";
 
 const args = Deno.args;
 const outDir = args.includes("--out") ? args[args.indexOf("--out") + 1] : "/tmp/probe";
@@ -63,21 +62,9 @@ const oddPairs: [Shape, Shape][] = quick
     { m: 1000, k: 3000, n: 777 },
     { m: 1024, k: 3072, n: 768 },
   ]];
-const [rectOdd, rectAligned] = oddPairs[2];
+const rectOdd = oddPairs[2][0];
 /** The rectangular odd shape with N rounded to 4: no padding at all (isolates its cost). */
 const rectNoPad = { ...rectOdd, n: Math.ceil(rectOdd.n / 4) * 4 };
-const VEC4 = { m: 1, n: 4, k: 4 };
-
-// Probe-only variants of 10 (not registered; kernels/probes/*.wgsl).
-const paddedC: KernelSpec = {
-  ...doubleBuffer,
-  file: "probes/probe_10_padded_c.wgsl",
-  unpaddedC: false,
-  model: (s, p) => paddedTiledModel(s, p.BM, p.BN, VEC4),
-};
-const fmaVariant: KernelSpec = { ...doubleBuffer, file: "probes/probe_10_fma.wgsl" };
-/** 11's file (10 with TN, the columns per invocation, as a knob) at fixed parameters. */
-const tnSpec: KernelSpec = { ...findKernel("11_autotune")!, deviceParams: undefined };
 
 async function probe(spec: KernelSpec | string, shape: Shape, params?: Params, label?: string) {
   if (typeof spec === "string") spec = kernel(spec);
@@ -104,6 +91,100 @@ async function probe(spec: KernelSpec | string, shape: Shape, params?: Params, l
   );
   save();
   return r.validated ? r.gflops! : 0;
+}
+
+/** 11 with scalar global loads (probe-only file): takes any K and N without padding. */
+const scalarLoads: KernelSpec = {
+  ...kernel("11_autotune"),
+  file: "probes/probe_11_scalar_loads.wgsl",
+  align: () => ({ m: 1, n: 1, k: 1 }),
+  model: (s, p) => tiledModel(s, p.BM, p.BN),
+};
+
+/**
+ * Counting resident workgroups: invocation 0 of each workgroup increments a counter when it
+ * starts and decrements it when it ends; the largest value seen is how many workgroups the GPU
+ * ran at once. With a grid of several waves the first wave fills every SM, so the count is the
+ * occupancy limit (registers, workgroup memory, invocations) times the number of SMs.
+ */
+const ENTER = "if (tid == 0u) { atomicMax(&occupancy[1], atomicAdd(&occupancy[0], 1u) + 1u); }";
+const LEAVE = "if (tid == 0u) { atomicSub(&occupancy[0], 1u); }";
+const counterBinding = (group: number, binding: number) =>
+  `@group(${group}) @binding(${binding}) var<storage, read_write> occupancy: array<atomic<u32>, 2>;\n`;
+
+async function residentMax(
+  code: string,
+  constants: Params,
+  bindings: GPUBuffer[],
+  grid: [number, number, number],
+): Promise<number> {
+  const module = await compileWgsl(gpu, code, "occupancy probe");
+  const pipeline = await gpu.device.createComputePipelineAsync({
+    layout: "auto",
+    compute: { module, entryPoint: "main", constants },
+  });
+  const counter = gpu.device.createBuffer({
+    size: 16,
+    usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC,
+  });
+  const bind = gpu.device.createBindGroup({
+    layout: pipeline.getBindGroupLayout(0),
+    entries: [...bindings, counter].map((buffer, binding) => ({ binding, resource: { buffer } })),
+  });
+  const enc = gpu.device.createCommandEncoder();
+  const pass = enc.beginComputePass();
+  pass.setPipeline(pipeline);
+  pass.setBindGroup(0, bind);
+  pass.dispatchWorkgroups(...grid);
+  pass.end();
+  gpu.device.queue.submit([enc.finish()]);
+  const max = new Uint32Array(await readBuffer(gpu, counter, 16))[1];
+  counter.destroy();
+  return max;
+}
+
+/** Resident workgroups of a kernel that does nothing but spin: the thread limit alone. */
+function calibrationOccupancy(wg: number): Promise<number> {
+  const code = counterBinding(0, 0) + `
+override WG: u32 = 64;
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) tid: u32) {
+  ${ENTER}
+  var x = f32(tid);
+  for (var i = 0u; i < 20000u; i++) { x = fma(x, 0.999, 0.5); }
+  if (x == -1.0) { atomicAdd(&occupancy[1], 1u); }
+  ${LEAVE}
+}`;
+  return residentMax(code, { WG: wg }, [], [8192, 1, 1]);
+}
+
+/** Resident workgroups of a registered kernel, instrumented at the start and end of `main`. */
+async function kernelOccupancy(
+  spec: KernelSpec,
+  params: Params,
+  shape: Shape,
+): Promise<[number, number]> {
+  const source = await loadKernelSource(spec.file);
+  const open = /fn main\([^{]*\{/.exec(source)!;
+  const at = open.index + open[0].length;
+  const close = source.lastIndexOf("}");
+  const code = source.slice(0, at) + `\n  ${ENTER}` + source.slice(at, close) + `  ${LEAVE}\n}\n` +
+    counterBinding(0, 4);
+  const al = spec.align(params);
+  const up = (x: number, to: number) => Math.ceil(x / to) * to;
+  const [m, k, n] = [up(shape.m, al.m), up(shape.k, al.k), up(shape.n, al.n)];
+  const storage = (floats: number) =>
+    gpu.device.createBuffer({ size: floats * 4, usage: GPUBufferUsage.STORAGE });
+  const dims = gpu.device.createBuffer({
+    size: 16,
+    usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
+  });
+  gpu.device.queue.writeBuffer(dims, 0, new Uint32Array([m, k, n, shape.n]));
+  const buffers = [storage(m * k), storage(k * n), storage(shape.m * shape.n), dims];
+  const grid = spec.dispatch({ m, k, n }, params);
+  const concurrent = await residentMax(code, params, buffers, grid);
+  buffers.forEach((b) => b.destroy());
+  return [concurrent, grid[0] * grid[1] * grid[2]];
 }
 
 const cublas = quick ? "skipped (--quick)" : openCublas();
@@ -152,78 +233,59 @@ if (args.includes("--ladder")) {
   ) await probe(id, square(big));
 }
 
-// 1. Padding: 10 with an unpadded C (runner pads A and B only) against round 1's padded C.
-for (const shape of [square(big), ...oddPairs.flatMap(([odd]) => [odd]), rectAligned, rectNoPad]) {
-  await probe("10_double_buffer", shape);
-  await probe(paddedC, shape, undefined, "10 padded C (round 1)");
-}
-
-// 2. Peak variants at 4096, each next to 10 with the same parameters.
-const tiles: Params[] = [
-  { BM: 128, BN: 128, BK: 8, PAD: 1 },
-  { BM: 128, BN: 256, BK: 16, PAD: 0 },
-  { BM: 64, BN: 128, BK: 8, PAD: 0 },
+// 1. Scalar global loads in 11 (align 1: the runner pads nothing) against 11's vec4 loads, at
+// the tuned tile and at the fastest 4096 tile, on every shape of the odd/aligned pairs.
+const tuned = kernel("11_autotune");
+const tunedParams = kernelParams(gpu, tuned);
+const tileConfigs: [string, Params][] = [
+  ["tuned", tunedParams],
+  ["128x256x16 TN16", { ...tuned.params, BM: 128, BN: 256, BK: 16, PAD: 0, TN: 16 }],
 ];
-let best10 = 0;
-let bestFma = 0;
-for (const p of tiles) {
-  const tag = `${p.BM}x${p.BN}x${p.BK}p${p.PAD}`;
-  best10 = Math.max(best10, await probe("10_double_buffer", square(big), p, `10 ${tag}`));
-  bestFma = Math.max(bestFma, await probe(fmaVariant, square(big), p, `10 fma ${tag}`));
-}
-let bestWide: { gflops: number; params?: Params } = { gflops: 0 };
-await probe(tnSpec, square(big), { ...tnSpec.params }, "10 TN=8 (11's file) 128x128x8p1");
-for (const BM of [64, 128, 256]) {
-  for (const BN of [128, 256]) {
-    for (const BK of [8, 16]) {
-      for (const PAD of [0, 1]) {
-        const p = { ...tnSpec.params, BM, BN, BK, PAD, TN: 16 };
-        if (tnSpec.invalid!(p)) continue;
-        const g = await probe(tnSpec, square(big), p, `10 wide 8x16 ${BM}x${BN}x${BK}p${PAD}`);
-        if (g > bestWide.gflops) bestWide = { gflops: g, params: p };
-      }
-    }
+for (const [tag, params] of tileConfigs) {
+  for (const shape of distinct) {
+    if (shapeLabel(shape) === shapeLabel(square(bigger)) && tag !== "tuned") continue;
+    await probe(tuned, shape, params, `11 vec4 ${tag}`);
+    await probe(scalarLoads, shape, params, `11 scalar ${tag}`);
   }
 }
-console.error(
-  `best 10 ${best10.toFixed(0)}, fma ${bestFma.toFixed(0)}, wide ${bestWide.gflops.toFixed(0)}`,
+
+// 2. Occupancy: workgroups resident at once, counted by the kernels themselves. Two empty
+// kernels calibrate the count (an H100/H200 SM holds 2048 invocations: 2 workgroups of 1024
+// or 16 of 128 per SM).
+const occupancy: { label: string; params: Params; concurrent: number; workgroups: number }[] = [];
+for (const wg of [1024, 128]) {
+  const concurrent = await calibrationOccupancy(wg);
+  occupancy.push({
+    label: `empty, ${wg} invocations`,
+    params: { WG: wg },
+    concurrent,
+    workgroups: 0,
+  });
+}
+const occupancyConfigs: [string, KernelSpec, Params][] = [
+  ["10 default 128x128x8", kernel("10_double_buffer"), kernel("10_double_buffer").params],
+  ["10 128x128x16 (cliff)", kernel("10_double_buffer"), {
+    ...kernel("10_double_buffer").params,
+    BK: 16,
+  }],
+  ["11 tuned", tuned, tunedParams],
+  ["11 128x256x16 TN16", tuned, tileConfigs[1][1]],
+  ["11 128x128x8 TN16", tuned, { ...tuned.params, TN: 16 }],
+  ["11 scalar tuned", scalarLoads, tunedParams],
+];
+for (const [label, spec, params] of occupancyConfigs) {
+  try {
+    const [concurrent, workgroups] = await kernelOccupancy(spec, params, square(big));
+    occupancy.push({ label, params, concurrent, workgroups });
+  } catch (e) {
+    console.error(`occupancy ${label} failed: ${(e as Error).message}`);
+  }
+}
+for (const o of occupancy) console.error(`occupancy ${o.label}: ${o.concurrent} resident`);
+Deno.writeTextFileSync(
+  `${outDir}/occupancy.json`,
+  JSON.stringify({ device: gpu.summary, started, occupancy }, null, 1),
 );
-
-// 3. Autotune 11 over 4096, 4097 and the rectangular odd shape (geometric mean).
-// 11's space holds TN (8, 16) since run 3 showed TN 16 ahead at 4096.
-const tuned = kernel("11_autotune");
-const record = await autotune(gpu, tuned, square(big), {
-  alsoShapes: [oddPairs[1][0], rectOdd],
-  shortlist: quick ? 3 : 8,
-  budgetMs: quick ? 20 : 150,
-  log: (l) => console.error(l),
-  commit: Deno.env.get("GEMM_COMMIT") ?? "unknown",
-  save: !quick,
-});
-Deno.writeTextFileSync(`${outDir}/${slug}.json`, JSON.stringify(record, null, 2) + "\n");
-const bestParams = record.best.params;
-const shortlistLines: string[] = [];
-// The shortlist's odd/aligned ratios (4097 and the rectangle need their aligned neighbours).
-for (const [i, t] of record.trials.filter((t) => t.others).entries()) {
-  const aligned = await probe(tuned, rectAligned, t.params, `shortlist ${i}`);
-  const [at4097, atRect] = t.others!.map((o) => o.gflops ?? 0);
-  shortlistLines.push(
-    `shortlist ${i} ${JSON.stringify(t.params)} score ${t.score?.toFixed(0)}: ` +
-      `4097/4096 ${(at4097 / t.gflops!).toFixed(2)}, rect ${(atRect / aligned).toFixed(2)}`,
-  );
-}
-console.error(`autotune best: ${JSON.stringify(bestParams)} score ${record.best.score}`);
-
-// 4. The tuned kernel (and the best wide variant) at 4096, 8192 and every odd/aligned shape.
-const tunedLabel = "11_autotune";
-for (const shape of distinct) {
-  if (shapeLabel(shape) === shapeLabel(square(bigger))) await probe("10_double_buffer", shape);
-  await probe(tuned, shape, bestParams, tunedLabel);
-}
-if (bestWide.params) {
-  const wideShapes = [square(bigger), ...oddPairs.map(([odd]) => odd), rectAligned];
-  for (const shape of wideShapes) await probe(tnSpec, shape, bestWide.params, "10 wide best");
-}
 
 // The table last, so the tail of the output carries it.
 const ref = new Map(rows.filter((r) => r.kernel === "cublas").map((r) => [r.shape, r.gflops]));
@@ -251,8 +313,6 @@ for (const label of [...new Set(rows.map((r) => r.label))]) {
   }).filter((x) => x);
   if (ratios.length) console.log(`ratio ${label.padEnd(28)} ${ratios.join("  ")}`);
 }
-for (const line of shortlistLines) console.log(line);
-console.log(
-  `best 10 ${best10.toFixed(0)}, fma ${bestFma.toFixed(0)}, wide ${bestWide.gflops.toFixed(0)}`,
-);
-console.log(`tuned: ${JSON.stringify(bestParams)}`);
+for (const o of occupancy) {
+  console.log(`occupancy ${o.label.padEnd(28)} ${o.concurrent} resident of ${o.workgroups || "-"}`);
+}
