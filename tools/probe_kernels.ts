@@ -17,7 +17,8 @@ import { tiledModel } from "../lib/kernels/cost.ts";
 import { type Shape, shapeLabel } from "../lib/matrix.ts";
 import { openCublas } from "../lib/peers/cublas.ts";
 import { findKernel, type KernelSpec, type Params } from "../lib/registry.ts";
-import { kernelParams, runKernel } from "../lib/runner.ts";
+import { kernelParams, prepareKernel, runKernel } from "../lib/runner.ts";
+import { timePasses } from "../lib/timing.ts";
 
 const args = Deno.args;
 const outDir = args.includes("--out") ? args[args.indexOf("--out") + 1] : "/tmp/probe";
@@ -100,6 +101,8 @@ const scalarLoads: KernelSpec = {
   align: () => ({ m: 1, n: 1, k: 1 }),
   model: (s, p) => tiledModel(s, p.BM, p.BN),
 };
+/** 11 with scalar loads in a coalesced order (probe-only): any K and N without padding. */
+const coalescedLoads: KernelSpec = { ...scalarLoads, file: "probes/probe_11_coalesced_loads.wgsl" };
 
 /**
  * Counting resident workgroups: invocation 0 of each workgroup increments a counter when it
@@ -187,6 +190,114 @@ async function kernelOccupancy(
   return [concurrent, grid[0] * grid[1] * grid[2]];
 }
 
+/** GPU time of passes recorded by `encode`, in ms (median of timestamped passes). */
+async function passMs(label: string, encode: (pass: GPUComputePassEncoder) => void) {
+  const t = await timePasses(gpu, encode, { budgetMs });
+  console.log(
+    `${label.padEnd(40)} ${(t.medianMs * 1000).toFixed(1).padStart(8)} us ` +
+      `(min ${(t.minMs * 1000).toFixed(1)}, max ${(t.maxMs * 1000).toFixed(1)}, ${t.reps} passes)`,
+  );
+  rows.push({
+    label,
+    kernel: "padding",
+    shape: "-",
+    medianMs: t.medianMs,
+    relErr: 0,
+    validated: false,
+  });
+  save();
+}
+
+const FLAT_COPY = `
+struct Copy2d { srcRows: u32, srcCols: u32, dstRows: u32, dstCols: u32 }
+@group(0) @binding(0) var<storage, read> src: array<u32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
+@group(0) @binding(2) var<uniform> cp: Copy2d;
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) n: vec3<u32>) {
+  let i = gid.y * n.x * 256u + gid.x;
+  if (i >= cp.dstRows * cp.dstCols) { return; }
+  let row = i / cp.dstCols;
+  let col = i - row * cp.dstCols;
+  var v = 0u;
+  if (row < cp.srcRows && col < cp.srcCols) { v = src[row * cp.srcCols + col]; }
+  dst[i] = v;
+}
+@compute @workgroup_size(64)
+fn empty() {}
+`;
+
+async function paddingCosts(shape: Shape) {
+  const spec = kernel("11_autotune");
+  const params = kernelParams(gpu, spec);
+  const gemm = await prepareKernel(gpu, spec, params);
+  const np = Math.ceil(shape.n / 4) * 4;
+  const storage = (floats: number) =>
+    gpu.device.createBuffer({ size: floats * 4, usage: GPUBufferUsage.STORAGE });
+  const uniformOf = (words: number[]) => {
+    const b = gpu.device.createBuffer({
+      size: 16,
+      usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
+    });
+    gpu.device.queue.writeBuffer(b, 0, new Uint32Array(words));
+    return b;
+  };
+  const [a, b, bPadded, c] = [
+    storage(shape.m * shape.k),
+    storage(shape.k * shape.n),
+    storage(shape.k * np),
+    storage(shape.m * shape.n),
+  ];
+  const bindAll = (pipeline: GPUComputePipeline, buffers: GPUBuffer[]) =>
+    gpu.device.createBindGroup({
+      layout: pipeline.getBindGroupLayout(0),
+      entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })),
+    });
+  const gemmBind = bindAll(gemm.pipeline, [
+    a,
+    bPadded,
+    c,
+    uniformOf([shape.m, shape.k, np, shape.n]),
+  ]);
+  const gemmGrid = spec.dispatch({ ...shape, n: np }, params);
+  const util = await compileWgsl(gpu, await loadKernelSource("util.wgsl"), "util.wgsl");
+  const flat = await compileWgsl(gpu, FLAT_COPY, "flat copy");
+  const pipe = (module: GPUShaderModule, entryPoint: string) =>
+    gpu.device.createComputePipeline({ layout: "auto", compute: { module, entryPoint } });
+  const copy2d = pipe(util, "copy2d");
+  const copyFlat = pipe(flat, "main");
+  const empty = pipe(flat, "empty");
+  const copyArgs = uniformOf([shape.k, shape.n, shape.k, np]);
+  const copy2dBind = bindAll(copy2d, [b, bPadded, copyArgs]);
+  const copyFlatBind = bindAll(copyFlat, [b, bPadded, copyArgs]);
+  const flatGroups = Math.ceil(shape.k * np / 256);
+  const flatGrid: [number, number] = [Math.min(flatGroups, 32768), Math.ceil(flatGroups / 32768)];
+  type Step = (pass: GPUComputePassEncoder) => void;
+  const step = (p: GPUComputePipeline, g: GPUBindGroup, grid: number[]): Step => (pass) => {
+    pass.setPipeline(p);
+    pass.setBindGroup(0, g);
+    pass.dispatchWorkgroups(grid[0], grid[1] ?? 1, grid[2] ?? 1);
+  };
+  const runGemm = step(gemm.pipeline, gemmBind, gemmGrid);
+  const runCopy2d = step(copy2d, copy2dBind, [Math.ceil(np / 16), Math.ceil(shape.k / 16)]);
+  const runFlat = step(copyFlat, copyFlatBind, flatGrid);
+  const runEmpty: Step = (pass) => {
+    pass.setPipeline(empty);
+    pass.dispatchWorkgroups(1);
+  };
+  const both = (...steps: Step[]): Step => (pass) => steps.forEach((s) => s(pass));
+  const tag = `${shapeLabel(shape)}, B to ${np}`;
+  console.log(`padding costs at ${tag}, 11 ${JSON.stringify(params)}`);
+  await passMs("11 alone (B already padded)", runGemm);
+  await passMs("empty dispatch alone", runEmpty);
+  await passMs("empty dispatch + 11", both(runEmpty, runGemm));
+  await passMs("copy2d (16x16 groups) alone", runCopy2d);
+  await passMs("copy2d + 11", both(runCopy2d, runGemm));
+  await passMs("flat copy (256, 1D) alone", runFlat);
+  await passMs("flat copy + 11", both(runFlat, runGemm));
+  await passMs("11 + 11", both(runGemm, runGemm));
+}
+
 const cublas = quick ? "skipped (--quick)" : openCublas();
 function probeCublas(shape: Shape) {
   if (typeof cublas === "string") return;
@@ -233,6 +344,13 @@ if (args.includes("--ladder")) {
   ) await probe(id, square(big));
 }
 
+// --padding: what a padding copy costs inside the timed pass, taken apart at 1000x3000x777
+// (B padded to 780 columns): the copies alone, an empty dispatch, and each before 11.
+if (args.includes("--padding")) {
+  await paddingCosts(quick ? { m: 100, k: 300, n: 77 } : rectOdd);
+  Deno.exit(0);
+}
+
 // 1. Scalar global loads in 11 (align 1: the runner pads nothing) against 11's vec4 loads, at
 // the tuned tile and at the fastest 4096 tile, on every shape of the odd/aligned pairs.
 const tuned = kernel("11_autotune");
@@ -245,7 +363,7 @@ for (const [tag, params] of tileConfigs) {
   for (const shape of distinct) {
     if (shapeLabel(shape) === shapeLabel(square(bigger)) && tag !== "tuned") continue;
     await probe(tuned, shape, params, `11 vec4 ${tag}`);
-    await probe(scalarLoads, shape, params, `11 scalar ${tag}`);
+    await probe(coalescedLoads, shape, params, `11 coalesced ${tag}`);
   }
 }
 
@@ -271,7 +389,7 @@ const occupancyConfigs: [string, KernelSpec, Params][] = [
   ["11 tuned", tuned, tunedParams],
   ["11 128x256x16 TN16", tuned, tileConfigs[1][1]],
   ["11 128x128x8 TN16", tuned, { ...tuned.params, TN: 16 }],
-  ["11 scalar tuned", scalarLoads, tunedParams],
+  ["11 coalesced tuned", coalescedLoads, tunedParams],
 ];
 for (const [label, spec, params] of occupancyConfigs) {
   try {

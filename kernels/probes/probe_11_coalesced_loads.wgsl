@@ -1,0 +1,281 @@
+// Probe-only: 11 with scalar global loads laid out for coalescing, so it takes A and B at their
+// real sizes (align 1) and the runner pads nothing. Invocation t loads tile elements t, t +
+// THREADS, t + 2 THREADS, ...: 32 neighbouring invocations read 32 neighbouring floats of B (one
+// 128-byte line) or four 32-byte rows of A, the same lines per warp as 11's vec4 loads, in four
+// times the load instructions. (probe_11_scalar_loads.wgsl, four consecutive floats per
+// invocation, touches four times the lines.) Tiles wholly inside A or B skip the bounds checks.
+
+struct Dims {
+  M: u32,
+  K: u32,
+  N: u32,
+  // Row stride of C: the real N (N is B's padded row length).
+  ldc: u32,
+}
+
+override BM: u32 = 128;
+override BN: u32 = 128;
+override BK: u32 = 8;
+override PAD: u32 = 1;
+// Columns of C per invocation: 8 (10's 8 x 8 block) or 16 (8 x 16).
+override TN: u32 = 8;
+override THREADS: u32 = (BM / 8u) * (BN / TN);
+override AS: u32 = BM / 4u + PAD;
+// vec4 loads per invocation per tile, of A and of B.
+override LA: u32 = BM * BK / 4u / THREADS;
+override LB: u32 = BK * BN / 4u / THREADS;
+// Launch order of the tiles: GROUP_M tile rows are walked column by column before moving on,
+// so tiles that run at the same time share rows of A and columns of B in the L2 cache.
+// 1 keeps the plain row-by-row order. (A knob for the autotuner.)
+override GROUP_M: u32 = 1;
+// Size of one buffer of each tile, in vec4s.
+override A_TILE: u32 = BK * AS;
+override B_TILE: u32 = BK * BN / 4u;
+
+@group(0) @binding(0) var<storage, read> A: array<f32>;
+@group(0) @binding(1) var<storage, read> B: array<f32>;
+@group(0) @binding(2) var<storage, read_write> C: array<f32>;
+@group(0) @binding(3) var<uniform> dims: Dims;
+
+var<workgroup> As: array<vec4<f32>, 2u * A_TILE>;
+var<workgroup> Bs: array<vec4<f32>, 2u * B_TILE>;
+
+// One invocation's share of a tile in flight from global memory to workgroup memory.
+struct Staged {
+  a0: vec4<f32>,
+  a1: vec4<f32>,
+  a2: vec4<f32>,
+  a3: vec4<f32>,
+  b0: vec4<f32>,
+  b1: vec4<f32>,
+  b2: vec4<f32>,
+  b3: vec4<f32>,
+}
+
+// Element e of the A tile at (m0, k0) is A[m0 + e / BK][k0 + e % BK]; element e of the B tile
+// at (k0, n0) is B[k0 + e / BN][n0 + e % BN]. Chunk c of an invocation holds its elements
+// tid + (4c + j) THREADS, j < 4.
+fn tileElement(c: u32, j: u32, tid: u32) -> u32 {
+  return tid + (4u * c + j) * THREADS;
+}
+
+fn elementA(c: u32, j: u32, tid: u32, m0: u32, k0: u32, inside: bool) -> f32 {
+  let e = tileElement(c, j, tid);
+  let r = m0 + e / BK;
+  let k = k0 + e % BK;
+  let at = r * dims.K + k;
+  if (inside) {
+    return A[at];
+  }
+  return select(0.0, A[at], r < dims.M && k < dims.K);
+}
+
+fn elementB(c: u32, j: u32, tid: u32, k0: u32, n0: u32, inside: bool) -> f32 {
+  let e = tileElement(c, j, tid);
+  let k = k0 + e / BN;
+  let col = n0 + e % BN;
+  let at = k * dims.N + col;
+  if (inside) {
+    return B[at];
+  }
+  return select(0.0, B[at], k < dims.K && col < dims.N);
+}
+
+fn loadA(c: u32, tid: u32, m0: u32, k0: u32, inside: bool) -> vec4<f32> {
+  return vec4<f32>(
+    elementA(c, 0u, tid, m0, k0, inside),
+    elementA(c, 1u, tid, m0, k0, inside),
+    elementA(c, 2u, tid, m0, k0, inside),
+    elementA(c, 3u, tid, m0, k0, inside),
+  );
+}
+
+fn loadB(c: u32, tid: u32, k0: u32, n0: u32, inside: bool) -> vec4<f32> {
+  return vec4<f32>(
+    elementB(c, 0u, tid, k0, n0, inside),
+    elementB(c, 1u, tid, k0, n0, inside),
+    elementB(c, 2u, tid, k0, n0, inside),
+    elementB(c, 3u, tid, k0, n0, inside),
+  );
+}
+
+// A goes in transposed: element (r, k) to row k, vec4 r / 4, lane r % 4 of the tile at `buf`.
+fn putA(buf: u32, e: u32, v: f32) {
+  let r = e / BK;
+  As[buf + (e % BK) * AS + r / 4u][r % 4u] = v;
+}
+
+fn putB(buf: u32, e: u32, v: f32) {
+  Bs[buf + e / 4u][e % 4u] = v;
+}
+
+fn storeA(buf: u32, c: u32, tid: u32, v: vec4<f32>) {
+  putA(buf, tileElement(c, 0u, tid), v.x);
+  putA(buf, tileElement(c, 1u, tid), v.y);
+  putA(buf, tileElement(c, 2u, tid), v.z);
+  putA(buf, tileElement(c, 3u, tid), v.w);
+}
+
+fn storeB(buf: u32, c: u32, tid: u32, v: vec4<f32>) {
+  putB(buf, tileElement(c, 0u, tid), v.x);
+  putB(buf, tileElement(c, 1u, tid), v.y);
+  putB(buf, tileElement(c, 2u, tid), v.z);
+  putB(buf, tileElement(c, 3u, tid), v.w);
+}
+
+fn fetch(tid: u32, m0: u32, n0: u32, k0: u32) -> Staged {
+  let kInside = k0 + BK <= dims.K;
+  let aInside = kInside && m0 + BM <= dims.M;
+  let bInside = kInside && n0 + BN <= dims.N;
+  var s: Staged;
+  s.a0 = loadA(0u, tid, m0, k0, aInside);
+  s.b0 = loadB(0u, tid, k0, n0, bInside);
+  if (LA > 1u) { s.a1 = loadA(1u, tid, m0, k0, aInside); }
+  if (LA > 2u) { s.a2 = loadA(2u, tid, m0, k0, aInside); }
+  if (LA > 3u) { s.a3 = loadA(3u, tid, m0, k0, aInside); }
+  if (LB > 1u) { s.b1 = loadB(1u, tid, k0, n0, bInside); }
+  if (LB > 2u) { s.b2 = loadB(2u, tid, k0, n0, bInside); }
+  if (LB > 3u) { s.b3 = loadB(3u, tid, k0, n0, bInside); }
+  return s;
+}
+
+fn stash(tid: u32, buf: u32, s: Staged) {
+  let aBuf = buf * A_TILE;
+  let bBuf = buf * B_TILE;
+  storeA(aBuf, 0u, tid, s.a0);
+  storeB(bBuf, 0u, tid, s.b0);
+  if (LA > 1u) { storeA(aBuf, 1u, tid, s.a1); }
+  if (LA > 2u) { storeA(aBuf, 2u, tid, s.a2); }
+  if (LA > 3u) { storeA(aBuf, 3u, tid, s.a3); }
+  if (LB > 1u) { storeB(bBuf, 1u, tid, s.b1); }
+  if (LB > 2u) { storeB(bBuf, 2u, tid, s.b2); }
+  if (LB > 3u) { storeB(bBuf, 3u, tid, s.b3); }
+}
+
+// Four scalar stores: a row of the unpadded C need not start on a 16-byte boundary. They run
+// once per invocation, after the K loop, so they cost little next to the multiply-adds.
+fn store(row: u32, col: u32, v: vec4<f32>) {
+  if (row >= dims.M) {
+    return;
+  }
+  let at = row * dims.ldc + col;
+  if (col + 3u < dims.ldc) {
+    C[at] = v.x;
+    C[at + 1u] = v.y;
+    C[at + 2u] = v.z;
+    C[at + 3u] = v.w;
+    return;
+  }
+  if (col < dims.ldc) { C[at] = v.x; }
+  if (col + 1u < dims.ldc) { C[at + 1u] = v.y; }
+  if (col + 2u < dims.ldc) { C[at + 2u] = v.z; }
+}
+
+// (tile row, tile column) of workgroup `wid` in the GROUP_M launch order.
+fn tileOf(wid: vec3<u32>) -> vec2<u32> {
+  let tilesN = (dims.N + BN - 1u) / BN;
+  let tilesM = (dims.M + BM - 1u) / BM;
+  let perGroup = GROUP_M * tilesN;
+  let linear = wid.y * tilesN + wid.x;
+  let first = (linear / perGroup) * GROUP_M;
+  let rows = min(tilesM - first, GROUP_M);
+  let inGroup = linear % perGroup;
+  return vec2<u32>(first + inGroup % rows, inGroup / rows);
+}
+
+@compute @workgroup_size(THREADS)
+fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>) {
+  let tile = tileOf(wid);
+  let m0 = tile.x * BM;
+  let n0 = tile.y * BN;
+  let warp = tid / 32u;
+  let lane = tid % 32u;
+  // A warp owns 32 rows x 8 * TN columns; its 4 x 8 lanes own rows ly*4 and 16 + ly*4 and
+  // columns lx*4 + 32*j, j < TN / 4.
+  let wx = warp % (BN / (8u * TN));
+  let wy = warp / (BN / (8u * TN));
+  let lx = lane % 8u;
+  let ly = lane / 8u;
+  let a0At = wy * 8u + ly;
+  let a1At = wy * 8u + 4u + ly;
+  let b0At = wx * 2u * TN + lx;
+  let computes = m0 + wy * 32u < dims.M && n0 + wx * 8u * TN < dims.N;
+  var c00 = vec4<f32>(0.0); var c01 = vec4<f32>(0.0); var c02 = vec4<f32>(0.0); var c03 = vec4<f32>(0.0);
+  var c10 = vec4<f32>(0.0); var c11 = vec4<f32>(0.0); var c12 = vec4<f32>(0.0); var c13 = vec4<f32>(0.0);
+  var c20 = vec4<f32>(0.0); var c21 = vec4<f32>(0.0); var c22 = vec4<f32>(0.0); var c23 = vec4<f32>(0.0);
+  var c30 = vec4<f32>(0.0); var c31 = vec4<f32>(0.0); var c32 = vec4<f32>(0.0); var c33 = vec4<f32>(0.0);
+  var c40 = vec4<f32>(0.0); var c41 = vec4<f32>(0.0); var c42 = vec4<f32>(0.0); var c43 = vec4<f32>(0.0);
+  var c50 = vec4<f32>(0.0); var c51 = vec4<f32>(0.0); var c52 = vec4<f32>(0.0); var c53 = vec4<f32>(0.0);
+  var c60 = vec4<f32>(0.0); var c61 = vec4<f32>(0.0); var c62 = vec4<f32>(0.0); var c63 = vec4<f32>(0.0);
+  var c70 = vec4<f32>(0.0); var c71 = vec4<f32>(0.0); var c72 = vec4<f32>(0.0); var c73 = vec4<f32>(0.0);
+  let tiles = (dims.K + BK - 1u) / BK;
+  stash(tid, 0u, fetch(tid, m0, n0, 0u));
+  workgroupBarrier();
+  for (var t = 0u; t < tiles; t++) {
+    let cur = t % 2u;
+    let hasNext = t + 1u < tiles;
+    var next: Staged;
+    if (hasNext) {
+      next = fetch(tid, m0, n0, (t + 1u) * BK);
+    }
+    let aBuf = cur * A_TILE;
+    let bBuf = cur * B_TILE;
+    if (computes) {
+      for (var p = 0u; p < BK; p++) {
+        let a0 = As[aBuf + p * AS + a0At];
+        let a1 = As[aBuf + p * AS + a1At];
+        let bAt = bBuf + p * (BN / 4u) + b0At;
+        let b0 = Bs[bAt];
+        let b1 = Bs[bAt + 8u];
+        c00 += a0.x * b0; c01 += a0.x * b1;
+        c10 += a0.y * b0; c11 += a0.y * b1;
+        c20 += a0.z * b0; c21 += a0.z * b1;
+        c30 += a0.w * b0; c31 += a0.w * b1;
+        c40 += a1.x * b0; c41 += a1.x * b1;
+        c50 += a1.y * b0; c51 += a1.y * b1;
+        c60 += a1.z * b0; c61 += a1.z * b1;
+        c70 += a1.w * b0; c71 += a1.w * b1;
+        if (TN == 16u) {
+          let b2 = Bs[bAt + 16u];
+          let b3 = Bs[bAt + 24u];
+          c02 += a0.x * b2; c03 += a0.x * b3;
+          c12 += a0.y * b2; c13 += a0.y * b3;
+          c22 += a0.z * b2; c23 += a0.z * b3;
+          c32 += a0.w * b2; c33 += a0.w * b3;
+          c42 += a1.x * b2; c43 += a1.x * b3;
+          c52 += a1.y * b2; c53 += a1.y * b3;
+          c62 += a1.z * b2; c63 += a1.z * b3;
+          c72 += a1.w * b2; c73 += a1.w * b3;
+        }
+      }
+    }
+    if (hasNext) {
+      stash(tid, 1u - cur, next);
+    }
+    workgroupBarrier();
+  }
+  let r0 = m0 + a0At * 4u;
+  let r1 = m0 + a1At * 4u;
+  let col0 = n0 + b0At * 4u;
+  let col1 = col0 + 32u;
+  let col2 = col0 + 64u;
+  let col3 = col0 + 96u;
+  store(r0, col0, c00); store(r0, col1, c01);
+  store(r0 + 1u, col0, c10); store(r0 + 1u, col1, c11);
+  store(r0 + 2u, col0, c20); store(r0 + 2u, col1, c21);
+  store(r0 + 3u, col0, c30); store(r0 + 3u, col1, c31);
+  store(r1, col0, c40); store(r1, col1, c41);
+  store(r1 + 1u, col0, c50); store(r1 + 1u, col1, c51);
+  store(r1 + 2u, col0, c60); store(r1 + 2u, col1, c61);
+  store(r1 + 3u, col0, c70); store(r1 + 3u, col1, c71);
+  if (TN == 16u) {
+    store(r0, col2, c02); store(r0, col3, c03);
+    store(r0 + 1u, col2, c12); store(r0 + 1u, col3, c13);
+    store(r0 + 2u, col2, c22); store(r0 + 2u, col3, c23);
+    store(r0 + 3u, col2, c32); store(r0 + 3u, col3, c33);
+    store(r1, col2, c42); store(r1, col3, c43);
+    store(r1 + 1u, col2, c52); store(r1 + 1u, col3, c53);
+    store(r1 + 2u, col2, c62); store(r1 + 2u, col3, c63);
+    store(r1 + 3u, col2, c72); store(r1 + 3u, col3, c73);
+  }
+}
