@@ -51,6 +51,11 @@ export interface KernelSpec {
    * Requires align m = 1.
    */
   unpaddedC?: boolean;
+  /**
+   * The kernel also reads A and B as plain f32 arrays at bindings 4 and 5 (second read-only
+   * views of the same buffers), for a load path that needs no padding.
+   */
+  scalarViews?: boolean;
   /** The global-memory model: what each tile loads and how often. */
   model(shape: Shape, p: Params): CostModel;
   requiredFeatures: GPUFeatureName[];
@@ -65,6 +70,11 @@ export interface KernelSpec {
    * runner; undefined keeps the defaults.
    */
   deviceParams?(device: DeviceSummary): Params | undefined;
+  /**
+   * Parameters chosen per problem shape (e.g. a load path), given the parameters so far; layered
+   * over the device parameters and under explicit overrides.
+   */
+  shapeParams?(shape: Shape, p: Params): Params;
 }
 
 export const naive: KernelSpec = {

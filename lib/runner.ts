@@ -109,9 +109,19 @@ export function checkKernelFits(gpu: Gpu, spec: KernelSpec, params: Params): voi
   }
 }
 
-/** A kernel's parameters on this device: defaults, then device-tuned ones, then `overrides`. */
-export function kernelParams(gpu: Gpu, spec: KernelSpec, overrides?: Params): Params {
-  return { ...spec.params, ...spec.deviceParams?.(gpu.summary), ...overrides };
+/**
+ * A kernel's parameters on this device: defaults, then device-tuned ones, then those the kernel
+ * picks for `shape` (when given), then `overrides`.
+ */
+export function kernelParams(
+  gpu: Gpu,
+  spec: KernelSpec,
+  overrides?: Params,
+  shape?: Shape,
+): Params {
+  const tuned = { ...spec.params, ...spec.deviceParams?.(gpu.summary) };
+  const perShape = shape ? spec.shapeParams?.(shape, { ...tuned, ...overrides }) : undefined;
+  return { ...tuned, ...perShape, ...overrides };
 }
 
 /** Compile a kernel with the given tile parameters (as WGSL override constants). */
@@ -303,6 +313,12 @@ export class BoundProblem {
           { binding: 1, resource: { buffer: bUse } },
           { binding: 2, resource: { buffer: cUse } },
           { binding: 3, resource: { buffer: dims } },
+          ...(kernel.spec.scalarViews
+            ? [{ binding: 4, resource: { buffer: aUse } }, {
+              binding: 5,
+              resource: { buffer: bUse },
+            }]
+            : []),
         ],
       }),
       grid: kernel.spec.dispatch({ m: mp, k: kp, n: np }, kernel.params),
@@ -392,7 +408,7 @@ export async function multiply(
 ): Promise<Float32Array> {
   const problem = await BoundProblem.create(
     gpu,
-    await prepareKernel(gpu, spec, kernelParams(gpu, spec, params)),
+    await prepareKernel(gpu, spec, kernelParams(gpu, spec, params, shape)),
     shape,
     a,
     b,
@@ -440,7 +456,7 @@ export async function runKernel(
   opts: RunOptions = {},
 ): Promise<KernelResult> {
   checkShape(shape);
-  const params = kernelParams(gpu, spec, opts.params);
+  const params = kernelParams(gpu, spec, opts.params, shape);
   const seed = opts.seed ?? freshSeed();
   const model = spec.model(shape, params);
   const result: KernelResult = {

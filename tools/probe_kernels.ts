@@ -5,15 +5,15 @@
  *
  *   deno run -A tools/probe_kernels.ts --out DIR [--quick] [--ladder]
  *
- * Default (round 3): 11 with scalar global loads (probe-only, kernels/probes/, no padding) next
- * to 11's vec4 loads on 4096, 8192 and the odd/aligned shape pairs, then the occupancy of the
- * fast kernels (resident workgroups, counted by the kernels themselves). Rounds 1 and 2 are in
+ * Default (round 3): 11's two load paths (vec4 with padding, scalar without) and the one it
+ * picks per shape, on 4096, 8192 and the odd/aligned shape pairs, then the occupancy of the
+ * fast kernels (resident workgroups, counted by the kernels themselves). --padding instead takes
+ * the cost of a padding copy apart at 1000x3000x777. Rounds 1 and 2 are in
  * git history and kernels/NOTES.md. --ladder adds every step at 4096 first. Writes
  * DIR/probe.json (every result) and DIR/occupancy.json, and prints a table last. --quick uses
  * small sizes (a dry run on the software adapter).
  */
 import { acquireGpu, compileWgsl, deviceSlug, loadKernelSource, readBuffer } from "../lib/gpu.ts";
-import { tiledModel } from "../lib/kernels/cost.ts";
 import { type Shape, shapeLabel } from "../lib/matrix.ts";
 import { openCublas } from "../lib/peers/cublas.ts";
 import { findKernel, type KernelSpec, type Params } from "../lib/registry.ts";
@@ -94,16 +94,6 @@ async function probe(spec: KernelSpec | string, shape: Shape, params?: Params, l
   return r.validated ? r.gflops! : 0;
 }
 
-/** 11 with scalar global loads (probe-only file): takes any K and N without padding. */
-const scalarLoads: KernelSpec = {
-  ...kernel("11_autotune"),
-  file: "probes/probe_11_scalar_loads.wgsl",
-  align: () => ({ m: 1, n: 1, k: 1 }),
-  model: (s, p) => tiledModel(s, p.BM, p.BN),
-};
-/** 11 with scalar loads in a coalesced order (probe-only): any K and N without padding. */
-const coalescedLoads: KernelSpec = { ...scalarLoads, file: "probes/probe_11_coalesced_loads.wgsl" };
-
 /**
  * Counting resident workgroups: invocation 0 of each workgroup increments a counter when it
  * starts and decrements it when it ends; the largest value seen is how many workgroups the GPU
@@ -172,7 +162,7 @@ async function kernelOccupancy(
   const at = open.index + open[0].length;
   const close = source.lastIndexOf("}");
   const code = source.slice(0, at) + `\n  ${ENTER}` + source.slice(at, close) + `  ${LEAVE}\n}\n` +
-    counterBinding(0, 4);
+    counterBinding(0, spec.scalarViews ? 6 : 4);
   const al = spec.align(params);
   const up = (x: number, to: number) => Math.ceil(x / to) * to;
   const [m, k, n] = [up(shape.m, al.m), up(shape.k, al.k), up(shape.n, al.n)];
@@ -183,10 +173,11 @@ async function kernelOccupancy(
     usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
   });
   gpu.device.queue.writeBuffer(dims, 0, new Uint32Array([m, k, n, shape.n]));
-  const buffers = [storage(m * k), storage(k * n), storage(shape.m * shape.n), dims];
+  const [a, b] = [storage(m * k), storage(k * n)];
+  const buffers = [a, b, storage(shape.m * shape.n), dims, ...(spec.scalarViews ? [a, b] : [])];
   const grid = spec.dispatch({ m, k, n }, params);
   const concurrent = await residentMax(code, params, buffers, grid);
-  buffers.forEach((b) => b.destroy());
+  new Set(buffers).forEach((x) => x.destroy());
   return [concurrent, grid[0] * grid[1] * grid[2]];
 }
 
@@ -258,6 +249,8 @@ async function paddingCosts(shape: Shape) {
     bPadded,
     c,
     uniformOf([shape.m, shape.k, np, shape.n]),
+    a,
+    bPadded,
   ]);
   const gemmGrid = spec.dispatch({ ...shape, n: np }, params);
   const util = await compileWgsl(gpu, await loadKernelSource("util.wgsl"), "util.wgsl");
@@ -269,6 +262,8 @@ async function paddingCosts(shape: Shape) {
   const empty = pipe(flat, "empty");
   const copyArgs = uniformOf([shape.k, shape.n, shape.k, np]);
   const copy2dBind = bindAll(copy2d, [b, bPadded, copyArgs]);
+  const spare = storage(shape.k * np);
+  const copySpareBind = bindAll(copy2d, [b, spare, copyArgs]);
   const copyFlatBind = bindAll(copyFlat, [b, bPadded, copyArgs]);
   const flatGroups = Math.ceil(shape.k * np / 256);
   const flatGrid: [number, number] = [Math.min(flatGroups, 32768), Math.ceil(flatGroups / 32768)];
@@ -281,6 +276,7 @@ async function paddingCosts(shape: Shape) {
   const runGemm = step(gemm.pipeline, gemmBind, gemmGrid);
   const runCopy2d = step(copy2d, copy2dBind, [Math.ceil(np / 16), Math.ceil(shape.k / 16)]);
   const runFlat = step(copyFlat, copyFlatBind, flatGrid);
+  const runCopySpare = step(copy2d, copySpareBind, [Math.ceil(np / 16), Math.ceil(shape.k / 16)]);
   const runEmpty: Step = (pass) => {
     pass.setPipeline(empty);
     pass.dispatchWorkgroups(1);
@@ -296,6 +292,8 @@ async function paddingCosts(shape: Shape) {
   await passMs("flat copy (256, 1D) alone", runFlat);
   await passMs("flat copy + 11", both(runFlat, runGemm));
   await passMs("11 + 11", both(runGemm, runGemm));
+  // The same copy into a buffer 11 does not read: no barrier, but the same traffic through L2.
+  await passMs("copy2d to a spare buffer + 11", both(runCopySpare, runGemm));
 }
 
 const cublas = quick ? "skipped (--quick)" : openCublas();
@@ -351,20 +349,13 @@ if (args.includes("--padding")) {
   Deno.exit(0);
 }
 
-// 1. Scalar global loads in 11 (align 1: the runner pads nothing) against 11's vec4 loads, at
-// the tuned tile and at the fastest 4096 tile, on every shape of the odd/aligned pairs.
+// 1. 11's two load paths: the one it picks per shape, then each forced, on every shape.
 const tuned = kernel("11_autotune");
 const tunedParams = kernelParams(gpu, tuned);
-const tileConfigs: [string, Params][] = [
-  ["tuned", tunedParams],
-  ["128x256x16 TN16", { ...tuned.params, BM: 128, BN: 256, BK: 16, PAD: 0, TN: 16 }],
-];
-for (const [tag, params] of tileConfigs) {
-  for (const shape of distinct) {
-    if (shapeLabel(shape) === shapeLabel(square(bigger)) && tag !== "tuned") continue;
-    await probe(tuned, shape, params, `11 vec4 ${tag}`);
-    await probe(coalescedLoads, shape, params, `11 coalesced ${tag}`);
-  }
+for (const shape of distinct) {
+  await probe(tuned, shape, tunedParams, "11 (path picked per shape)");
+  await probe(tuned, shape, { ...tunedParams, VEC4_LOADS: 1 }, "11 vec4 loads");
+  await probe(tuned, shape, { ...tunedParams, VEC4_LOADS: 0 }, "11 scalar loads");
 }
 
 // 2. Occupancy: workgroups resident at once, counted by the kernels themselves. Two empty
@@ -386,10 +377,8 @@ const occupancyConfigs: [string, KernelSpec, Params][] = [
     ...kernel("10_double_buffer").params,
     BK: 16,
   }],
-  ["11 tuned", tuned, tunedParams],
-  ["11 128x256x16 TN16", tuned, tileConfigs[1][1]],
-  ["11 128x128x8 TN16", tuned, { ...tuned.params, TN: 16 }],
-  ["11 coalesced tuned", coalescedLoads, tunedParams],
+  ["11 tuned, vec4 loads", tuned, { ...tunedParams, VEC4_LOADS: 1 }],
+  ["11 tuned, scalar loads", tuned, { ...tunedParams, VEC4_LOADS: 0 }],
 ];
 for (const [label, spec, params] of occupancyConfigs) {
   try {

@@ -244,6 +244,22 @@ export const doubleBuffer: KernelSpec = {
   model: (s, p) => paddedTiledModel(s, p.BM, p.BN, VEC4, false),
 };
 
+/**
+ * Largest grid (in workgroups) on which 11 prefers scalar loads to padding an unaligned K or N.
+ * Measured on an H200 (kernels/NOTES.md, round 3): at 1000x3000x777 (112 workgroups, fewer than
+ * its 132 SMs) padding B made 11 18% slower than an unpadded 1000x3000x780, scalar loads 2%; at
+ * 4097 (2 145 workgroups, many waves) scalar loads were 8% slower than padding, because their
+ * extra registers cost a quarter of the resident workgroups. With a workgroup or two per SM,
+ * occupancy hardly matters.
+ */
+export const SCALAR_LOADS_MAX_WORKGROUPS = 256;
+
+/** Whether 11 loads vec4s at `s` (K and N multiples of 4, or a grid big enough to pad). */
+export function vec4LoadsFor(s: Shape, p: Params): boolean {
+  if (s.k % 4 === 0 && s.n % 4 === 0) return true;
+  return ceilDiv(s.m, p.BM) * ceilDiv(s.n, p.BN) > SCALAR_LOADS_MAX_WORKGROUPS;
+}
+
 /** Invocations of 11: each owns an 8 x TN block of C. */
 const threads8xTN = (p: Params) => (p.BM / 8) * (p.BN / p.TN);
 
@@ -281,6 +297,11 @@ export const autotuned: KernelSpec = {
   },
   workgroupSize: (p) => [threads8xTN(p), 1, 1],
   deviceParams: (device) => tunedParams(device, "11_autotune"),
+  scalarViews: true,
+  shapeParams: (s, p) => ({ VEC4_LOADS: vec4LoadsFor(s, p) ? 1 : 0 }),
+  align: (p) => p.VEC4_LOADS === 0 ? ANY : VEC4,
+  model: (s, p) =>
+    p.VEC4_LOADS === 0 ? tiledModel(s, p.BM, p.BN) : paddedTiledModel(s, p.BM, p.BN, VEC4, false),
 };
 
 export const f16: KernelSpec = {
