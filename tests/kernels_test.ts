@@ -10,6 +10,7 @@ import { autotune, saveTuning, spacePoints } from "../lib/autotune.ts";
 import { acquireGpu, type DeviceSummary, loadKernelSource } from "../lib/gpu.ts";
 import { flops, freshSeed, rng, type Shape } from "../lib/matrix.ts";
 import { findKernel, KERNELS, type KernelSpec } from "../lib/registry.ts";
+import { vec4LoadsFor } from "../lib/kernels/ladder.ts";
 import { kernelParams, runKernel } from "../lib/runner.ts";
 import { loadTuning, tuningUrl } from "../lib/tuning.ts";
 
@@ -138,7 +139,11 @@ Deno.test("registry: ids, files, every param an override, grids cover the shape"
     ids.add(spec.id);
     assert.equal(spec.id, `${String(spec.number).padStart(2, "0")}_${spec.name}`);
     const code = await loadKernelSource(spec.file);
-    const keys = new Set([...Object.keys(spec.params), ...Object.keys(spec.space ?? {})]);
+    const keys = new Set([
+      ...Object.keys(spec.params),
+      ...Object.keys(spec.space ?? {}),
+      ...Object.keys(spec.shapeParams?.({ m: 131, k: 45, n: 197 }, spec.params) ?? {}),
+    ]);
     for (const key of keys) {
       assert.match(code, new RegExp(`override ${key}\\b`), `${spec.file} lacks override ${key}`);
     }
@@ -168,6 +173,30 @@ Deno.test("11_autotune: device parameters layer between defaults and overrides",
   assert.deepEqual(kernelParams(gpu, fake), { ...spec.params, BK: 16 });
   assert.deepEqual(kernelParams(gpu, fake, { BK: 8 }), { ...spec.params, BK: 8 });
 });
+
+Deno.test(
+  "11_autotune: both load paths are correct, and the shape picks one",
+  gpuTest,
+  async () => {
+    const spec = findKernel("11_autotune")!;
+    const p = spec.params;
+    assert.equal(vec4LoadsFor({ m: 4096, k: 4096, n: 4096 }, p), true, "aligned: vec4, no padding");
+    assert.equal(vec4LoadsFor({ m: 1000, k: 3000, n: 777 }, p), false, "small grid: scalar");
+    assert.equal(vec4LoadsFor({ m: 4097, k: 4097, n: 4097 }, p), true, "many waves: pad, vec4");
+    const picked = kernelParams(gpu, spec, undefined, { m: 100, k: 300, n: 77 });
+    assert.equal(picked.VEC4_LOADS, 0);
+    assert.deepEqual(spec.align(picked), { m: 1, n: 1, k: 1 }, "the scalar path needs no padding");
+    assert.equal(
+      kernelParams(gpu, spec, { VEC4_LOADS: 1 }, { m: 100, k: 300, n: 77 }).VEC4_LOADS,
+      1,
+    );
+    const seed = freshSeed();
+    for (const shape of shapes(seed, 4)) {
+      for (const VEC4_LOADS of [0, 1]) await assertCorrect(spec, shape, { VEC4_LOADS });
+      await assertCorrect(spec, shape, { VEC4_LOADS: 0, BM: 128, BN: 128, BK: 8, TN: 16, PAD: 0 });
+    }
+  },
+);
 
 Deno.test("autotune: tiny space on the software adapter, saved and loaded", gpuTest, async () => {
   const spec = findKernel("11_autotune")!;
