@@ -125,7 +125,7 @@ export function parseBenchArgs(argv: readonly string[], registry = KERNELS): Ben
 /**
  * Sizes a run uses when none are given. Software adapters are thousands of times slower, so
  * they get small sizes that finish in about a minute; a real GPU gets the tutorial's sizes plus
- * the odd shapes that prove edge handling costs little (issue 3).
+ * the odd shapes that prove edge handling costs little (issue 3) and their aligned neighbours.
  */
 export function defaultShapes(device: Pick<DeviceSummary, "software">): Shape[] {
   if (device.software) return [64, 128, 256].map(square);
@@ -134,6 +134,8 @@ export function defaultShapes(device: Pick<DeviceSummary, "software">): Shape[] 
     square(4095),
     square(4097),
     { m: 1000, k: 3000, n: 777 },
+    // The odd rectangle's aligned neighbour: what its throughput is compared with.
+    { m: 1024, k: 3072, n: 768 },
   ];
 }
 

@@ -82,7 +82,7 @@ Deno.test("default sizes: small on a software adapter, tutorial sizes and odd sh
   for (const want of ["1024x1024x1024", "2048x2048x2048", "4096x4096x4096", "8192x8192x8192"]) {
     assert.ok(gpu.includes(want), want);
   }
-  for (const odd of ["4095x4095x4095", "4097x4097x4097", "1000x3000x777"]) {
+  for (const odd of ["4095x4095x4095", "4097x4097x4097", "1000x3000x777", "1024x3072x768"]) {
     assert.ok(gpu.includes(odd), odd);
   }
 });
