@@ -162,7 +162,7 @@ export async function runBench(args: BenchArgs, hooks: BenchHooks = {}): Promise
 /**
  * With --tune, search the parameter space of every selected kernel that takes device-tuned
  * parameters (at 4096, or the largest square size of the run) and save the winners; otherwise
- * note which saved tuning the run uses.
+ * note which saved tuning the run uses and carry that search in the record.
  */
 async function tuning(
   gpu: Gpu,
@@ -178,9 +178,13 @@ async function tuning(
     if (tunable.length) {
       record.notes.push(
         saved
-          ? `tuned parameters from ${file} (${saved.kernel}, ${saved.date.slice(0, 10)})`
+          ? `tuned parameters from ${file} (${saved.kernel}, searched ${saved.date.slice(0, 10)}` +
+            ` at commit ${saved.commit})`
           : `no tuning saved for this device (${file}): tunable kernels use their defaults`,
       );
+      // The search behind the parameters travels with the record (it carries its own date and
+      // commit), so the autotune chart can be drawn from this run's record.
+      if (saved && tunable.some((k) => k.id === saved.kernel)) record.tuning = [saved];
     }
     return;
   }
