@@ -8,7 +8,7 @@
 //
 // Tile: BM x BN outputs, BK deep, (BM / 8) * (BN / 8) invocations; invocation (tx, ty) owns
 // rows ty*8 .. ty*8+7 and columns tx*8 .. tx*8+7 of the tile.
-// Edges: loads past M, N or K read zero; stores past M or N are skipped.
+// Edges: loads past M, N or K read zero; multiply-adds and stores past M or N are skipped.
 
 struct Dims {
   M: u32,
@@ -46,6 +46,9 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
   let n0 = wid.x * BN;
   let tx = tid % (BN / 8u);
   let ty = tid / (BN / 8u);
+  // Invocations whose whole block lies past M or N skip the multiply-adds (they still load and
+  // wait at the barriers); where a whole subgroup does, an edge tile costs little.
+  let computes = m0 + ty * 8u < dims.M && n0 + tx * 8u < dims.N;
   var c00 = vec4<f32>(0.0); var c01 = vec4<f32>(0.0);
   var c10 = vec4<f32>(0.0); var c11 = vec4<f32>(0.0);
   var c20 = vec4<f32>(0.0); var c21 = vec4<f32>(0.0);
@@ -68,21 +71,23 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
       Bs[i] = select(0.0, B[k * dims.N + c], k < dims.K && c < dims.N);
     }
     workgroupBarrier();
-    for (var p = 0u; p < BK; p++) {
-      let a = ty * 8u * BK + p;
-      let a0 = vec4<f32>(As[a], As[a + BK], As[a + 2u * BK], As[a + 3u * BK]);
-      let a1 = vec4<f32>(As[a + 4u * BK], As[a + 5u * BK], As[a + 6u * BK], As[a + 7u * BK]);
-      let b = p * BN + tx * 8u;
-      let b0 = vec4<f32>(Bs[b], Bs[b + 1u], Bs[b + 2u], Bs[b + 3u]);
-      let b1 = vec4<f32>(Bs[b + 4u], Bs[b + 5u], Bs[b + 6u], Bs[b + 7u]);
-      c00 += a0.x * b0; c01 += a0.x * b1;
-      c10 += a0.y * b0; c11 += a0.y * b1;
-      c20 += a0.z * b0; c21 += a0.z * b1;
-      c30 += a0.w * b0; c31 += a0.w * b1;
-      c40 += a1.x * b0; c41 += a1.x * b1;
-      c50 += a1.y * b0; c51 += a1.y * b1;
-      c60 += a1.z * b0; c61 += a1.z * b1;
-      c70 += a1.w * b0; c71 += a1.w * b1;
+    if (computes) {
+      for (var p = 0u; p < BK; p++) {
+        let a = ty * 8u * BK + p;
+        let a0 = vec4<f32>(As[a], As[a + BK], As[a + 2u * BK], As[a + 3u * BK]);
+        let a1 = vec4<f32>(As[a + 4u * BK], As[a + 5u * BK], As[a + 6u * BK], As[a + 7u * BK]);
+        let b = p * BN + tx * 8u;
+        let b0 = vec4<f32>(Bs[b], Bs[b + 1u], Bs[b + 2u], Bs[b + 3u]);
+        let b1 = vec4<f32>(Bs[b + 4u], Bs[b + 5u], Bs[b + 6u], Bs[b + 7u]);
+        c00 += a0.x * b0; c01 += a0.x * b1;
+        c10 += a0.y * b0; c11 += a0.y * b1;
+        c20 += a0.z * b0; c21 += a0.z * b1;
+        c30 += a0.w * b0; c31 += a0.w * b1;
+        c40 += a1.x * b0; c41 += a1.x * b1;
+        c50 += a1.y * b0; c51 += a1.y * b1;
+        c60 += a1.z * b0; c61 += a1.z * b1;
+        c70 += a1.w * b0; c71 += a1.w * b1;
+      }
     }
     workgroupBarrier();
   }

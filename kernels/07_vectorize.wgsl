@@ -1,16 +1,19 @@
-// 07 vectorize: the 06 kernel with 16-byte memory operations. A, B and C are bound as arrays
-// of vec4<f32>, so each global load or store moves four floats at once; the A tile is stored
+// 07 vectorize: the 06 kernel with 16-byte memory operations. A and B are bound as arrays of
+// vec4<f32>, so each global load moves four floats at once; the A tile is stored
 // TRANSPOSED in workgroup memory (As[k][m]) so that the four A values an invocation needs at
 // one k are adjacent and come back in one vec4 read, like the B values already were.
 // Per inner step: 4 vec4 workgroup reads for 64 multiply-adds (06 needed 16 scalar reads).
 //
-// vec4 rows need K and N to be multiples of 4: the runner zero-pads them (align k: 4, n: 4),
-// inside the timed pass. M is free; tiles past M, N or K read zero and skip their stores.
+// vec4 rows need K and N to be multiples of 4: the runner zero-pads A and B (align k: 4, n: 4),
+// inside the timed pass. M is free; tiles past M, N or K read zero. C is written at its real
+// size with scalar stores (its rows need not start on 16 bytes), so it is never padded.
 
 struct Dims {
   M: u32,
   K: u32,
   N: u32,
+  // Row stride of C: the real N (N is B's row length, padded to a multiple of 4).
+  ldc: u32,
 }
 
 override BM: u32 = 128;
@@ -20,7 +23,7 @@ override THREADS: u32 = (BM / 8u) * (BN / 8u);
 
 @group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read> B: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read_write> C: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> C: array<f32>;
 @group(0) @binding(3) var<uniform> dims: Dims;
 
 // As[k * BM/4 + m/4] holds A rows m..m+3 at column k; Bs[k * BN/4 + n/4] holds B row k,
@@ -28,10 +31,23 @@ override THREADS: u32 = (BM / 8u) * (BN / 8u);
 var<workgroup> As: array<vec4<f32>, BK * BM / 4u>;
 var<workgroup> Bs: array<vec4<f32>, BK * BN / 4u>;
 
+// Four scalar stores: a row of the unpadded C need not start on a 16-byte boundary. They run
+// once per invocation, after the K loop, so they cost little next to the multiply-adds.
 fn store(row: u32, col: u32, v: vec4<f32>) {
-  if (row < dims.M && col < dims.N) {
-    C[(row * dims.N + col) / 4u] = v;
+  if (row >= dims.M) {
+    return;
   }
+  let at = row * dims.ldc + col;
+  if (col + 3u < dims.ldc) {
+    C[at] = v.x;
+    C[at + 1u] = v.y;
+    C[at + 2u] = v.z;
+    C[at + 3u] = v.w;
+    return;
+  }
+  if (col < dims.ldc) { C[at] = v.x; }
+  if (col + 1u < dims.ldc) { C[at + 1u] = v.y; }
+  if (col + 2u < dims.ldc) { C[at + 2u] = v.z; }
 }
 
 @compute @workgroup_size(THREADS)
@@ -40,6 +56,9 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
   let n0 = wid.x * BN;
   let tx = tid % (BN / 8u);
   let ty = tid / (BN / 8u);
+  // Invocations whose whole block lies past M or N skip the multiply-adds (they still load and
+  // wait at the barriers); where a whole subgroup does, an edge tile costs little.
+  let computes = m0 + ty * 8u < dims.M && n0 + tx * 8u < dims.N;
   var c00 = vec4<f32>(0.0); var c01 = vec4<f32>(0.0);
   var c10 = vec4<f32>(0.0); var c11 = vec4<f32>(0.0);
   var c20 = vec4<f32>(0.0); var c21 = vec4<f32>(0.0);
@@ -71,19 +90,21 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
       Bs[i] = select(vec4<f32>(0.0), B[(gk * dims.N + gn) / 4u], gk < dims.K && gn < dims.N);
     }
     workgroupBarrier();
-    for (var p = 0u; p < BK; p++) {
-      let a0 = As[p * (BM / 4u) + ty * 2u];
-      let a1 = As[p * (BM / 4u) + ty * 2u + 1u];
-      let b0 = Bs[p * (BN / 4u) + tx * 2u];
-      let b1 = Bs[p * (BN / 4u) + tx * 2u + 1u];
-      c00 += a0.x * b0; c01 += a0.x * b1;
-      c10 += a0.y * b0; c11 += a0.y * b1;
-      c20 += a0.z * b0; c21 += a0.z * b1;
-      c30 += a0.w * b0; c31 += a0.w * b1;
-      c40 += a1.x * b0; c41 += a1.x * b1;
-      c50 += a1.y * b0; c51 += a1.y * b1;
-      c60 += a1.z * b0; c61 += a1.z * b1;
-      c70 += a1.w * b0; c71 += a1.w * b1;
+    if (computes) {
+      for (var p = 0u; p < BK; p++) {
+        let a0 = As[p * (BM / 4u) + ty * 2u];
+        let a1 = As[p * (BM / 4u) + ty * 2u + 1u];
+        let b0 = Bs[p * (BN / 4u) + tx * 2u];
+        let b1 = Bs[p * (BN / 4u) + tx * 2u + 1u];
+        c00 += a0.x * b0; c01 += a0.x * b1;
+        c10 += a0.y * b0; c11 += a0.y * b1;
+        c20 += a0.z * b0; c21 += a0.z * b1;
+        c30 += a0.w * b0; c31 += a0.w * b1;
+        c40 += a1.x * b0; c41 += a1.x * b1;
+        c50 += a1.y * b0; c51 += a1.y * b1;
+        c60 += a1.z * b0; c61 += a1.z * b1;
+        c70 += a1.w * b0; c71 += a1.w * b1;
+      }
     }
     workgroupBarrier();
   }

@@ -22,6 +22,8 @@ struct Dims {
   M: u32,
   K: u32,
   N: u32,
+  // Row stride of C: the real N (N is B's row length, padded to a multiple of 4).
+  ldc: u32,
 }
 
 override BM: u32 = 128;
@@ -34,16 +36,29 @@ override AS: u32 = BM / 4u + PAD;
 
 @group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read> B: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read_write> C: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> C: array<f32>;
 @group(0) @binding(3) var<uniform> dims: Dims;
 
 var<workgroup> As: array<vec4<f32>, BK * AS>;
 var<workgroup> Bs: array<vec4<f32>, BK * BN / 4u>;
 
+// Four scalar stores: a row of the unpadded C need not start on a 16-byte boundary. They run
+// once per invocation, after the K loop, so they cost little next to the multiply-adds.
 fn store(row: u32, col: u32, v: vec4<f32>) {
-  if (row < dims.M && col < dims.N) {
-    C[(row * dims.N + col) / 4u] = v;
+  if (row >= dims.M) {
+    return;
   }
+  let at = row * dims.ldc + col;
+  if (col + 3u < dims.ldc) {
+    C[at] = v.x;
+    C[at + 1u] = v.y;
+    C[at + 2u] = v.z;
+    C[at + 3u] = v.w;
+    return;
+  }
+  if (col < dims.ldc) { C[at] = v.x; }
+  if (col + 1u < dims.ldc) { C[at + 1u] = v.y; }
+  if (col + 2u < dims.ldc) { C[at + 2u] = v.z; }
 }
 
 @compute @workgroup_size(THREADS)
@@ -61,6 +76,9 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
   let a1At = wy * 8u + 4u + ly;
   let b0At = wx * 16u + lx;
   let b1At = wx * 16u + 8u + lx;
+  // Subgroups whose whole 32 x 64 block lies past M or N skip the multiply-adds: at the
+  // right and bottom edges most of a tile's subgroups do, so edge tiles cost little.
+  let computes = m0 + wy * 32u < dims.M && n0 + wx * 64u < dims.N;
   var c00 = vec4<f32>(0.0); var c01 = vec4<f32>(0.0);
   var c10 = vec4<f32>(0.0); var c11 = vec4<f32>(0.0);
   var c20 = vec4<f32>(0.0); var c21 = vec4<f32>(0.0);
@@ -91,19 +109,21 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
       Bs[i] = select(vec4<f32>(0.0), B[(gk * dims.N + gn) / 4u], gk < dims.K && gn < dims.N);
     }
     workgroupBarrier();
-    for (var p = 0u; p < BK; p++) {
-      let a0 = As[p * AS + a0At];
-      let a1 = As[p * AS + a1At];
-      let b0 = Bs[p * (BN / 4u) + b0At];
-      let b1 = Bs[p * (BN / 4u) + b1At];
-      c00 += a0.x * b0; c01 += a0.x * b1;
-      c10 += a0.y * b0; c11 += a0.y * b1;
-      c20 += a0.z * b0; c21 += a0.z * b1;
-      c30 += a0.w * b0; c31 += a0.w * b1;
-      c40 += a1.x * b0; c41 += a1.x * b1;
-      c50 += a1.y * b0; c51 += a1.y * b1;
-      c60 += a1.z * b0; c61 += a1.z * b1;
-      c70 += a1.w * b0; c71 += a1.w * b1;
+    if (computes) {
+      for (var p = 0u; p < BK; p++) {
+        let a0 = As[p * AS + a0At];
+        let a1 = As[p * AS + a1At];
+        let b0 = Bs[p * (BN / 4u) + b0At];
+        let b1 = Bs[p * (BN / 4u) + b1At];
+        c00 += a0.x * b0; c01 += a0.x * b1;
+        c10 += a0.y * b0; c11 += a0.y * b1;
+        c20 += a0.z * b0; c21 += a0.z * b1;
+        c30 += a0.w * b0; c31 += a0.w * b1;
+        c40 += a1.x * b0; c41 += a1.x * b1;
+        c50 += a1.y * b0; c51 += a1.y * b1;
+        c60 += a1.z * b0; c61 += a1.z * b1;
+        c70 += a1.w * b0; c71 += a1.w * b1;
+      }
     }
     workgroupBarrier();
   }

@@ -8,7 +8,8 @@
  * Default (round 3): 11's two load paths (vec4 with padding, scalar without) and the one it
  * picks per shape, on 4096, 8192 and the odd/aligned shape pairs, then the occupancy of the
  * fast kernels (resident workgroups, counted by the kernels themselves). --padding instead takes
- * the cost of a padding copy apart at 1000x3000x777. Rounds 1 and 2 are in
+ * the cost of a padding copy apart at 1000x3000x777; --odd runs steps 06..11 on the odd shapes
+ * and their aligned neighbours only. Rounds 1 and 2 are in
  * git history and kernels/NOTES.md. --ladder adds every step at 4096 first. Writes
  * DIR/probe.json (every result) and DIR/occupancy.json, and prints a table last. --quick uses
  * small sizes (a dry run on the software adapter).
@@ -349,50 +350,61 @@ if (args.includes("--padding")) {
   Deno.exit(0);
 }
 
-// 1. 11's two load paths: the one it picks per shape, then each forced, on every shape.
-const tuned = kernel("11_autotune");
-const tunedParams = kernelParams(gpu, tuned);
-for (const shape of distinct) {
-  await probe(tuned, shape, tunedParams, "11 (path picked per shape)");
-  await probe(tuned, shape, { ...tunedParams, VEC4_LOADS: 1 }, "11 vec4 loads");
-  await probe(tuned, shape, { ...tunedParams, VEC4_LOADS: 0 }, "11 scalar loads");
-}
-
-// 2. Occupancy: workgroups resident at once, counted by the kernels themselves. Two empty
-// kernels calibrate the count (an H100/H200 SM holds 2048 invocations: 2 workgroups of 1024
-// or 16 of 128 per SM).
-const occupancy: { label: string; params: Params; concurrent: number; workgroups: number }[] = [];
-for (const wg of [1024, 128]) {
-  const concurrent = await calibrationOccupancy(wg);
-  occupancy.push({
-    label: `empty, ${wg} invocations`,
-    params: { WG: wg },
-    concurrent,
-    workgroups: 0,
-  });
-}
-const occupancyConfigs: [string, KernelSpec, Params][] = [
-  ["10 default 128x128x8", kernel("10_double_buffer"), kernel("10_double_buffer").params],
-  ["10 128x128x16 (cliff)", kernel("10_double_buffer"), {
-    ...kernel("10_double_buffer").params,
-    BK: 16,
-  }],
-  ["11 tuned, vec4 loads", tuned, { ...tunedParams, VEC4_LOADS: 1 }],
-  ["11 tuned, scalar loads", tuned, { ...tunedParams, VEC4_LOADS: 0 }],
-];
-for (const [label, spec, params] of occupancyConfigs) {
-  try {
-    const [concurrent, workgroups] = await kernelOccupancy(spec, params, square(big));
-    occupancy.push({ label, params, concurrent, workgroups });
-  } catch (e) {
-    console.error(`occupancy ${label} failed: ${(e as Error).message}`);
+// --odd: steps 06..11 on the odd shapes and their aligned neighbours (edge skipping, unpadded C).
+if (args.includes("--odd")) {
+  const ids = ["06_blocktile_2d", "07_vectorize", "08_bank_conflicts", "09_subgroup_tiling"];
+  for (const id of [...ids, "10_double_buffer", "11_autotune"]) {
+    for (const shape of [square(big), ...oddPairs.flat()]) await probe(id, shape);
   }
 }
-for (const o of occupancy) console.error(`occupancy ${o.label}: ${o.concurrent} resident`);
-Deno.writeTextFileSync(
-  `${outDir}/occupancy.json`,
-  JSON.stringify({ device: gpu.summary, started, occupancy }, null, 1),
-);
+
+const occupancy: { label: string; params: Params; concurrent: number; workgroups: number }[] = [];
+if (!args.includes("--odd")) {
+  // 1. 11's two load paths: the one it picks per shape, then each forced, on every shape.
+  const tuned = kernel("11_autotune");
+  const tunedParams = kernelParams(gpu, tuned);
+  for (const shape of distinct) {
+    await probe(tuned, shape, tunedParams, "11 (path picked per shape)");
+    await probe(tuned, shape, { ...tunedParams, VEC4_LOADS: 1 }, "11 vec4 loads");
+    await probe(tuned, shape, { ...tunedParams, VEC4_LOADS: 0 }, "11 scalar loads");
+  }
+
+  // 2. Occupancy: workgroups resident at once, counted by the kernels themselves. Two empty
+  // kernels calibrate the count (an H100/H200 SM holds 2048 invocations: 2 workgroups of 1024
+  // or 16 of 128 per SM).
+
+  for (const wg of [1024, 128]) {
+    const concurrent = await calibrationOccupancy(wg);
+    occupancy.push({
+      label: `empty, ${wg} invocations`,
+      params: { WG: wg },
+      concurrent,
+      workgroups: 0,
+    });
+  }
+  const occupancyConfigs: [string, KernelSpec, Params][] = [
+    ["10 default 128x128x8", kernel("10_double_buffer"), kernel("10_double_buffer").params],
+    ["10 128x128x16 (cliff)", kernel("10_double_buffer"), {
+      ...kernel("10_double_buffer").params,
+      BK: 16,
+    }],
+    ["11 tuned, vec4 loads", tuned, { ...tunedParams, VEC4_LOADS: 1 }],
+    ["11 tuned, scalar loads", tuned, { ...tunedParams, VEC4_LOADS: 0 }],
+  ];
+  for (const [label, spec, params] of occupancyConfigs) {
+    try {
+      const [concurrent, workgroups] = await kernelOccupancy(spec, params, square(big));
+      occupancy.push({ label, params, concurrent, workgroups });
+    } catch (e) {
+      console.error(`occupancy ${label} failed: ${(e as Error).message}`);
+    }
+  }
+  for (const o of occupancy) console.error(`occupancy ${o.label}: ${o.concurrent} resident`);
+  Deno.writeTextFileSync(
+    `${outDir}/occupancy.json`,
+    JSON.stringify({ device: gpu.summary, started, occupancy }, null, 1),
+  );
+}
 
 // The table last, so the tail of the output carries it.
 const ref = new Map(rows.filter((r) => r.kernel === "cublas").map((r) => [r.shape, r.gflops]));

@@ -176,7 +176,9 @@ export const vectorize: KernelSpec = {
   dispatch: blockGrid,
   workgroupStorageBytes: (p) => (p.BM * p.BK + p.BK * p.BN) * F32,
   align: () => VEC4,
-  model: (s, p) => paddedTiledModel(s, p.BM, p.BN, VEC4),
+  // C is written unpadded: the runner pads only A and B (K and N to multiples of 4).
+  unpaddedC: true,
+  model: (s, p) => paddedTiledModel(s, p.BM, p.BN, VEC4, false),
   requiredFeatures: [],
   precision: "f32",
   tolerance: F32_TOLERANCE,
@@ -239,9 +241,6 @@ export const doubleBuffer: KernelSpec = {
   file: "10_double_buffer.wgsl",
   invalid: doubleBufferInvalid,
   workgroupStorageBytes: (p) => 2 * paddedTileBytes(p),
-  // C is written unpadded: the runner pads only A and B (K and N to multiples of 4).
-  unpaddedC: true,
-  model: (s, p) => paddedTiledModel(s, p.BM, p.BN, VEC4, false),
 };
 
 /**
