@@ -42,10 +42,8 @@ fn store4(row: u32, col: u32, v: vec4<f32>) {
 
 @compute @workgroup_size(THREADS)
 fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>) {
-  // Launched bottom-right tile first: the edge tiles, cheap once blocks past M and N skip their
-  // math, then share the first wave instead of trailing the last one.
-  let m0 = ((dims.M + BM - 1u) / BM - 1u - wid.y) * BM;
-  let n0 = ((dims.N + BN - 1u) / BN - 1u - wid.x) * BN;
+  let m0 = wid.y * BM;
+  let n0 = wid.x * BN;
   let tx = tid % (BN / 8u);
   let ty = tid / (BN / 8u);
   // Invocations whose whole block lies past M or N skip the multiply-adds (they still load and

@@ -255,9 +255,7 @@ fn tileOf(wid: vec3<u32>) -> vec2<u32> {
   let tilesN = (dims.N + BN - 1u) / BN;
   let tilesM = (dims.M + BM - 1u) / BM;
   let perGroup = GROUP_M * tilesN;
-  // Counted from the bottom-right tile: the edge tiles, cheap once warps past M and N skip
-  // their math, then share the first wave instead of trailing the last one.
-  let linear = tilesM * tilesN - 1u - (wid.y * tilesN + wid.x);
+  let linear = wid.y * tilesN + wid.x;
   let first = (linear / perGroup) * GROUP_M;
   let rows = min(tilesM - first, GROUP_M);
   let inGroup = linear % perGroup;
