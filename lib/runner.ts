@@ -22,6 +22,7 @@ import {
   type Shape,
 } from "./matrix.ts";
 import { referenceRows } from "./reference.ts";
+import { paddedSize } from "./kernels/cost.ts";
 import type { KernelSpec, Params } from "./registry.ts";
 import { timePasses, type Timing, type TimingOptions } from "./timing.ts";
 
@@ -251,7 +252,7 @@ export class BoundProblem {
     const { gpu, shape, kernel } = this;
     const { m, k, n } = shape;
     const al = kernel.spec.align(kernel.params);
-    const mp = roundUp(m, al.m), kp = roundUp(k, al.k), np = roundUp(n, al.n);
+    const mp = paddedSize(m, al.m), kp = paddedSize(k, al.k), np = paddedSize(n, al.n);
     for (const [name, r, c] of [["A", mp, kp], ["B", kp, np], ["C", mp, np]] as const) {
       checkBufferFits(gpu, name, r, c, this.bytesPer);
     }
