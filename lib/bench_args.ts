@@ -139,6 +139,13 @@ export function defaultShapes(device: Pick<DeviceSummary, "software">): Shape[] 
   ];
 }
 
+/** Each odd shape of a GPU run and the aligned shape its throughput is compared with. */
+export const ODD_SHAPE_PAIRS: readonly [Shape, Shape][] = [
+  [square(4095), square(4096)],
+  [square(4097), square(4096)],
+  [{ m: 1000, k: 3000, n: 777 }, { m: 1024, k: 3072, n: 768 }],
+];
+
 function fail(message: string): never {
   throw new UsageError(`${message}\n\n${USAGE}`);
 }
