@@ -15,7 +15,7 @@ struct Dims {
   M: u32,
   K: u32,
   N: u32,
-  // Row stride of C: the real N (N is B's row length, padded to a multiple of 4).
+  // Row stride of C: the real N (N is B's row length, padded when not a multiple of 4).
   ldc: u32,
 }
 

@@ -16,7 +16,8 @@ struct Dims {
   M: u32,
   K: u32,
   N: u32,
-  // Row stride of C: the real N (N is B's row length, padded to 4 on the vec4 path).
+  // Row stride of C: the real N (N is B's row length, padded on the vec4 path when not a
+  // multiple of 4).
   ldc: u32,
 }
 

@@ -176,7 +176,7 @@ export const vectorize: KernelSpec = {
   dispatch: blockGrid,
   workgroupStorageBytes: (p) => (p.BM * p.BK + p.BK * p.BN) * F32,
   align: () => VEC4,
-  // C is written unpadded: the runner pads only A and B (K and N to multiples of 4).
+  // C is written unpadded: the runner pads only A and B (K and N, when not multiples of 4).
   unpaddedC: true,
   model: (s, p) => paddedTiledModel(s, p.BM, p.BN, VEC4, false),
   requiredFeatures: [],
@@ -321,8 +321,11 @@ export const f16: KernelSpec = {
   requiredFeatures: ["shader-f16"],
   precision: "f16",
   // Inputs and output rounded to f16 (unit roundoff 2^-11 ~ 4.9e-4) plus BK-long f16 partial
-  // sums: measured 5.5e-4 to 6.9e-4 on the H200 at 4096 and 8192; 4e-3 leaves a margin.
-  tolerance: 4e-3,
+  // sums: measured 5.5e-4 to 6.9e-4 on the H200 at 4096 and 8192. Over a handful of outputs the
+  // error norm has a heavy tail (a small ||C|| from cancellation divides it): at 1 x 257 x 3 on
+  // lavapipe, 150 seeds gave a median of 7.0e-4 and a maximum of 3.9e-3, and one test run 6.6e-3.
+  // 1e-2 passes that tail; a wrong result is off by ~1 (or NaN).
+  tolerance: 1e-2,
 };
 
 /** 12 with f16 storage only (f32 arithmetic): half the bytes, but bytes were never the limit. */
@@ -335,8 +338,9 @@ export const f16Storage: KernelSpec = {
   file: "12_f16_storage.wgsl",
   params: doubleBuffer.params,
   workgroupStorageBytes: (p) => 2 * paddedTileBytes(p),
-  // Inputs and output rounded to f16: measured 3.3e-4 on the H200 at 4096 and 8192.
-  tolerance: 2e-3,
+  // Inputs and output rounded to f16: measured 3.3e-4 on the H200 at 4096 and 8192; at
+  // 1 x 257 x 3 on lavapipe (150 seeds) median 3.5e-4, maximum 2.5e-3 (see 12_f16's tail).
+  tolerance: 5e-3,
   demo: true,
 };
 
