@@ -251,10 +251,11 @@ fn store(row: u32, col: u32, v: vec4<f32>) {
   if (col + 2u < dims.ldc) { C[at + 2u] = v.z; }
 }
 
-// (tile row, tile column) of workgroup `wid` in the GROUP_M launch order.
-fn tileOf(wid: vec3<u32>) -> vec2<u32> {
-  let tilesN = (dims.N + BN - 1u) / BN;
-  let tilesM = (dims.M + BM - 1u) / BM;
+// (tile row, tile column) of workgroup `wid` in the GROUP_M launch order. The grid, not C's
+// size, says how many tiles there are: the runner may launch only the whole ones.
+fn tileOf(wid: vec3<u32>, grid: vec3<u32>) -> vec2<u32> {
+  let tilesN = grid.x;
+  let tilesM = grid.y;
   let perGroup = GROUP_M * tilesN;
   let linear = wid.y * tilesN + wid.x;
   let first = (linear / perGroup) * GROUP_M;
@@ -264,8 +265,12 @@ fn tileOf(wid: vec3<u32>) -> vec2<u32> {
 }
 
 @compute @workgroup_size(THREADS)
-fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>) {
-  let tile = tileOf(wid);
+fn main(
+  @builtin(local_invocation_index) tid: u32,
+  @builtin(workgroup_id) wid: vec3<u32>,
+  @builtin(num_workgroups) grid: vec3<u32>,
+) {
+  let tile = tileOf(wid, grid);
   let m0 = tile.x * BM;
   let n0 = tile.y * BN;
   let warp = tid / 32u;

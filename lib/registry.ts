@@ -56,6 +56,14 @@ export interface KernelSpec {
    * views of the same buffers), for a load path that needs no padding.
    */
   scalarViews?: boolean;
+  /**
+   * The kernel tiles C into BM x BN blocks (params BM and BN) and may be launched on whole tiles
+   * only: when M or N ends 1..STRIP_WIDTH past a tile multiple, the runner adds the edge-strip
+   * kernel (kernels/edge_strips.wgsl) for those rows and columns instead of one more row or
+   * column of tiles. Requires that C is written at its real size (align m = 1; unpaddedC when
+   * N is padded).
+   */
+  edgeStrips?: boolean;
   /** The global-memory model: what each tile loads and how often. */
   model(shape: Shape, p: Params): CostModel;
   requiredFeatures: GPUFeatureName[];

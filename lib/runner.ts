@@ -22,7 +22,7 @@ import {
   type Shape,
 } from "./matrix.ts";
 import { referenceRows } from "./reference.ts";
-import { paddedSize } from "./kernels/cost.ts";
+import { ceilDiv, type EdgePlan, edgePlan, paddedSize } from "./kernels/cost.ts";
 import type { KernelSpec, Params } from "./registry.ts";
 import { timePasses, type Timing, type TimingOptions } from "./timing.ts";
 
@@ -44,6 +44,11 @@ export interface KernelResult {
   reps?: number;
   gflops?: number;
   timing?: Timing["method"];
+  /**
+   * Present when thin edges went to the edge-strip kernel: the first row of the bottom strip and
+   * the first column of the right strip (M and N when that strip is absent).
+   */
+  edgeStrips?: EdgePlan;
   /** Modeled global-memory bytes and intensity (FLOP/byte) of this launch. */
   modelBytes: number;
   intensity: number;
@@ -62,6 +67,11 @@ export interface RunOptions extends TimingOptions {
   checkRows?: number;
   /** Validate only, skip timing. */
   skipTiming?: boolean;
+  /**
+   * Hand thin edges to the edge-strip kernel when the kernel allows it (KernelSpec.edgeStrips);
+   * false launches bounds-checked edge tiles instead, for comparisons. Default true.
+   */
+  edgeStrips?: boolean;
 }
 
 /** A compiled kernel with its parameters, ready to bind to buffers. */
@@ -142,17 +152,33 @@ export async function prepareKernel(
   return { spec, params, pipeline };
 }
 
-let utilModule: Promise<GPUShaderModule> | undefined;
-let utilFor: Gpu | undefined;
-async function utilPipeline(gpu: Gpu, entryPoint: "copy2d" | "fill"): Promise<GPUComputePipeline> {
-  if (utilFor !== gpu || !utilModule) {
-    utilFor = gpu;
-    utilModule = loadKernelSource("util.wgsl").then((code) => compileWgsl(gpu, code, "util.wgsl"));
-    utilModule.catch(() => utilModule = undefined);
+/** Helper kernels the runner dispatches around the matmul kernels, compiled once per device. */
+type Helper = "util.wgsl" | "edge_strips.wgsl";
+let helperModules = new Map<Helper, Promise<GPUShaderModule>>();
+let helpersFor: Gpu | undefined;
+async function helperPipeline(
+  gpu: Gpu,
+  file: Helper,
+  entryPoint: "copy2d" | "fill" | "main",
+): Promise<GPUComputePipeline> {
+  if (helpersFor !== gpu) {
+    helpersFor = gpu;
+    helperModules = new Map();
   }
-  const module = await utilModule;
-  return gpu.device.createComputePipeline({ layout: "auto", compute: { module, entryPoint } });
+  let module = helperModules.get(file);
+  if (!module) {
+    module = loadKernelSource(file).then((code) => compileWgsl(gpu, code, file));
+    module.catch(() => helperModules.delete(file));
+    helperModules.set(file, module);
+  }
+  return gpu.device.createComputePipeline({
+    layout: "auto",
+    compute: { module: await module, entryPoint },
+  });
 }
+
+/** Workgroups of the edge-strip kernel cover 32 columns (bottom strip) or rows (right strip). */
+const STRIP_LANES = 32;
 
 function uniform(gpu: Gpu, values: number[]): GPUBuffer {
   const data = new Uint32Array(Math.max(4, Math.ceil(values.length / 4) * 4));
@@ -209,20 +235,38 @@ export class BoundProblem {
   private owned: GPUBuffer[] = [];
   private poisonStep?: { pipeline: GPUComputePipeline; bind: GPUBindGroup; grid: number[] };
 
-  private constructor(readonly gpu: Gpu, readonly kernel: PreparedKernel, readonly shape: Shape) {
+  /** Thin edges computed by the edge-strip kernel; undefined when there are none. */
+  readonly edgeStrips?: EdgePlan;
+
+  private constructor(
+    readonly gpu: Gpu,
+    readonly kernel: PreparedKernel,
+    readonly shape: Shape,
+    strips: boolean,
+  ) {
     this.c = this.buffer(shape.m * shape.n, "C");
+    const { spec, params } = kernel;
+    if (strips && spec.edgeStrips) {
+      const plan = edgePlan(shape, params.BM, params.BN);
+      if (plan.rowsFrom < shape.m || plan.colsFrom < shape.n) this.edgeStrips = plan;
+    }
   }
 
-  /** Upload A and B (Float32Array, or any array for f16 kernels) and bind them. */
+  /**
+   * Upload A and B (Float32Array, or any array for f16 kernels) and bind them. `edgeStrips`
+   * false keeps bounds-checked edge tiles where the kernel would hand thin edges to the
+   * edge-strip kernel.
+   */
   static async create(
     gpu: Gpu,
     kernel: PreparedKernel,
     shape: Shape,
     a: ArrayLike<number>,
     b: ArrayLike<number>,
+    edgeStrips = true,
   ): Promise<BoundProblem> {
     checkOperands(shape, a, b);
-    const p = new BoundProblem(gpu, kernel, shape);
+    const p = new BoundProblem(gpu, kernel, shape, edgeStrips);
     await p.bind(a, b);
     return p;
   }
@@ -265,7 +309,7 @@ export class BoundProblem {
     }
     const aBuf = this.upload(a, "A");
     const bBuf = this.upload(b, "B");
-    const copy = padded ? await utilPipeline(gpu, "copy2d") : undefined;
+    const copy = padded ? await helperPipeline(gpu, "util.wgsl", "copy2d") : undefined;
     const copyStep = (
       src: GPUBuffer,
       dst: GPUBuffer,
@@ -304,28 +348,67 @@ export class BoundProblem {
     // The fourth word (C's row stride, the real N) is read only by unpaddedC kernels.
     const dims = uniform(gpu, [mp, kp, np, n]);
     this.owned.push(dims);
+    const strips = this.edgeStrips;
+    if (strips && (cUse !== this.c || al.m !== 1)) {
+      throw new GemmError("params", `${kernel.spec.id}: edge strips need C at its real size`);
+    }
+    // With edge strips the tiles cover only the whole ones in that dimension.
+    const tiles = {
+      m: strips && strips.rowsFrom < m ? strips.rowsFrom : mp,
+      k: kp,
+      n: strips && strips.colsFrom < n ? strips.colsFrom : np,
+    };
+    const grid = kernel.spec.dispatch(tiles, kernel.params);
     const pipe = kernel.pipeline;
-    this.steps.push({
-      pipeline: pipe,
-      bind: gpu.device.createBindGroup({
-        layout: pipe.getBindGroupLayout(0),
-        entries: [
-          { binding: 0, resource: { buffer: aUse } },
-          { binding: 1, resource: { buffer: bUse } },
-          { binding: 2, resource: { buffer: cUse } },
-          { binding: 3, resource: { buffer: dims } },
-          ...(kernel.spec.scalarViews
-            ? [{ binding: 4, resource: { buffer: aUse } }, {
-              binding: 5,
-              resource: { buffer: bUse },
-            }]
-            : []),
-        ],
-      }),
-      grid: kernel.spec.dispatch({ m: mp, k: kp, n: np }, kernel.params),
-    });
+    if (grid.every((g) => g > 0)) {
+      this.steps.push({
+        pipeline: pipe,
+        bind: gpu.device.createBindGroup({
+          layout: pipe.getBindGroupLayout(0),
+          entries: [
+            { binding: 0, resource: { buffer: aUse } },
+            { binding: 1, resource: { buffer: bUse } },
+            { binding: 2, resource: { buffer: cUse } },
+            { binding: 3, resource: { buffer: dims } },
+            ...(kernel.spec.scalarViews
+              ? [{ binding: 4, resource: { buffer: aUse } }, {
+                binding: 5,
+                resource: { buffer: bUse },
+              }]
+              : []),
+          ],
+        }),
+        grid,
+      });
+    }
+    if (strips) await this.stripStep(strips, aUse, bUse, kp, np);
     if (cUse !== this.c) copyStep(cUse, this.c, mp, np, m, n);
     gpu.check();
+  }
+
+  /** The edge-strip kernel for the rows and columns past the whole tiles (one dispatch). */
+  private async stripStep(plan: EdgePlan, a: GPUBuffer, b: GPUBuffer, lda: number, ldb: number) {
+    const { gpu } = this;
+    const { m, k, n } = this.shape;
+    const bottomGroups = plan.rowsFrom < m ? ceilDiv(n, STRIP_LANES) : 0;
+    const rightGroups = plan.colsFrom < n ? ceilDiv(plan.rowsFrom, STRIP_LANES) : 0;
+    if (bottomGroups + rightGroups === 0) return;
+    const args = uniform(gpu, [m, k, n, lda, ldb, n, plan.rowsFrom, plan.colsFrom, bottomGroups]);
+    this.owned.push(args);
+    const pipeline = await helperPipeline(gpu, "edge_strips.wgsl", "main");
+    this.steps.push({
+      pipeline,
+      bind: gpu.device.createBindGroup({
+        layout: pipeline.getBindGroupLayout(0),
+        entries: [
+          { binding: 0, resource: { buffer: a } },
+          { binding: 1, resource: { buffer: b } },
+          { binding: 2, resource: { buffer: this.c } },
+          { binding: 3, resource: { buffer: args } },
+        ],
+      }),
+      grid: [bottomGroups + rightGroups, 1, 1],
+    });
   }
 
   /** Record one full product into a pass. */
@@ -369,7 +452,7 @@ export class BoundProblem {
         0,
       ]);
       this.owned.push(args);
-      const pipeline = await utilPipeline(gpu, "fill");
+      const pipeline = await helperPipeline(gpu, "util.wgsl", "fill");
       this.poisonStep = {
         pipeline,
         bind: gpu.device.createBindGroup({
@@ -476,7 +559,8 @@ export async function runKernel(
     const kernel = await prepareKernel(gpu, spec, params);
     const a = randomMatrix(shape.m, shape.k, seed);
     const b = randomMatrix(shape.k, shape.n, seed ^ 0x9e3779b9);
-    problem = await BoundProblem.create(gpu, kernel, shape, a, b);
+    problem = await BoundProblem.create(gpu, kernel, shape, a, b, opts.edgeStrips ?? true);
+    if (problem.edgeStrips) result.edgeStrips = problem.edgeStrips;
     const c = await problem.compute();
     const rows = sampleRows(shape.m, checkRowsFor(shape, opts.checkRows), seed);
     result.relErr = validateProduct(c, a, b, shape, rows);

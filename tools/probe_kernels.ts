@@ -9,7 +9,7 @@
  * picks per shape, on 4096, 8192 and the odd/aligned shape pairs, then the occupancy of the
  * fast kernels (resident workgroups, counted by the kernels themselves). --padding instead takes
  * the cost of a padding copy apart at 1000x3000x777; --odd runs steps 06..11 on the odd shapes
- * and their aligned neighbours only. Rounds 1 and 2 are in
+ * and their aligned neighbours, with and without edge strips. Rounds 1 and 2 are in
  * git history and kernels/NOTES.md. --ladder adds every step at 4096 first. Writes
  * DIR/probe.json (every result) and DIR/occupancy.json, and prints a table last. --quick uses
  * small sizes (a dry run on the software adapter).
@@ -68,11 +68,17 @@ const rectOdd = oddPairs[2][0];
 /** The rectangular odd shape with N rounded to 4: no padding at all (isolates its cost). */
 const rectNoPad = { ...rectOdd, n: Math.ceil(rectOdd.n / 4) * 4 };
 
-async function probe(spec: KernelSpec | string, shape: Shape, params?: Params, label?: string) {
+async function probe(
+  spec: KernelSpec | string,
+  shape: Shape,
+  params?: Params,
+  label?: string,
+  edgeStrips = true,
+) {
   if (typeof spec === "string") spec = kernel(spec);
   label ??= spec.id;
   const name = label;
-  const r = await runKernel(gpu, spec, shape, { params, budgetMs, checkRows: 8 });
+  const r = await runKernel(gpu, spec, shape, { params, budgetMs, checkRows: 8, edgeStrips });
   rows.push({
     label: name,
     kernel: spec.id,
@@ -350,11 +356,21 @@ if (args.includes("--padding")) {
   Deno.exit(0);
 }
 
-// --odd: steps 06..11 on the odd shapes and their aligned neighbours (edge skipping, unpadded C).
+// --odd: steps 06..11 on the odd shapes and their aligned neighbours, and (round 4) with the
+// edge strips switched off where they apply: 4097 (one row and column past the tiles) and a
+// remainder of 8, the widest a strip takes.
 if (args.includes("--odd")) {
   const ids = ["06_blocktile_2d", "07_vectorize", "08_bank_conflicts", "09_subgroup_tiling"];
+  const eight = square(big + 8);
+  const wanted = new Set([square(big), ...oddPairs.flat()].map(shapeLabel));
+  const oddShapes = distinct.filter((s) => wanted.has(shapeLabel(s)));
   for (const id of [...ids, "10_double_buffer", "11_autotune"]) {
-    for (const shape of [square(big), ...oddPairs.flat()]) await probe(id, shape);
+    for (const shape of oddShapes) await probe(id, shape);
+    await probe(id, square(big + 1), undefined, `${id} no strips`, false);
+    if (id === "08_bank_conflicts" || id === "10_double_buffer") {
+      await probe(id, eight);
+      await probe(id, eight, undefined, `${id} no strips`, false);
+    }
   }
 }
 

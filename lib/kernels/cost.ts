@@ -37,17 +37,59 @@ export function naiveModel(s: Shape): CostModel {
   return { flops: flops(s), bytes: 4 * (2 * s.m * s.n * s.k + s.m * s.n) };
 }
 
+/** Elements a BM x BN tiling of an m x k x n product loads: A n/BN times, B m/BM times. */
+function tileLoads(s: Shape, bm: number, bn: number): number {
+  return s.m * s.k * ceilDiv(s.n, bn) + s.k * s.n * ceilDiv(s.m, bm);
+}
+
 /** A kernel that tiles C into BM x BN blocks loads A N/BN times and B M/BM times. */
 export function tiledModel(s: Shape, bm: number, bn: number, bytesPer = 4): CostModel {
-  const aLoads = s.m * s.k * ceilDiv(s.n, bn);
-  const bLoads = s.k * s.n * ceilDiv(s.m, bm);
-  return { flops: flops(s), bytes: bytesPer * (aLoads + bLoads + s.m * s.n) };
+  return { flops: flops(s), bytes: bytesPer * (tileLoads(s, bm, bn) + s.m * s.n) };
+}
+
+/**
+ * The most rows or columns past the last whole tile that go to the edge-strip kernel
+ * (kernels/edge_strips.wgsl, WIDTH) instead of one more row or column of tiles.
+ */
+export const STRIP_WIDTH = 8;
+
+/**
+ * Where a BM x BN kernel's whole tiles stop and the edge strips start: `rowsFrom` is the first
+ * row of the bottom strip, `colsFrom` the first column of the right strip (M and N when there is
+ * none). A dimension that ends 1..STRIP_WIDTH past a tile multiple gets a strip; one that ends
+ * further past keeps its bounds-checked edge tiles, which then do enough work to be worth it.
+ */
+export interface EdgePlan {
+  rowsFrom: number;
+  colsFrom: number;
+}
+
+export function edgePlan(s: Shape, bm: number, bn: number): EdgePlan {
+  const thin = (x: number, tile: number) => {
+    const rest = x % tile;
+    return rest > 0 && rest <= STRIP_WIDTH ? x - rest : x;
+  };
+  return { rowsFrom: thin(s.m, bm), colsFrom: thin(s.n, bn) };
+}
+
+/**
+ * Elements the edge-strip kernel loads: per workgroup of 32 columns of the bottom strip, its rows
+ * of A and 32 columns of B; per workgroup of 32 rows of the right strip, 32 rows of A and its
+ * columns of B.
+ */
+export function edgeStripLoads(s: Shape, plan: EdgePlan): number {
+  const rows = s.m - plan.rowsFrom, cols = s.n - plan.colsFrom;
+  const bottom = rows > 0 ? ceilDiv(s.n, 32) * rows * s.k + s.k * s.n : 0;
+  const right = cols > 0 ? plan.rowsFrom * s.k + ceilDiv(plan.rowsFrom, 32) * s.k * cols : 0;
+  return bottom + right;
 }
 
 /**
  * tiledModel on the dimensions the runner pads to (`align`), plus the padding copies' traffic
  * (each copied matrix read once and written once). FLOPs stay those of the real shape.
  * `padsC` false: the kernel writes the real M x N of C itself (KernelSpec.unpaddedC).
+ * `edgeStrips`: thin edges go to the edge-strip kernel (KernelSpec.edgeStrips), so the tiles
+ * cover only the whole ones in that dimension.
  */
 export function paddedTiledModel(
   s: Shape,
@@ -55,18 +97,28 @@ export function paddedTiledModel(
   bn: number,
   align: { m: number; k: number; n: number },
   padsC = true,
+  edgeStrips = false,
 ): CostModel {
   const p = {
     m: paddedSize(s.m, align.m),
     k: paddedSize(s.k, align.k),
     n: paddedSize(s.n, align.n),
   };
-  const loads = tiledModel(p, bm, bn).bytes - 4 * p.m * p.n;
+  let loads = tileLoads(p, bm, bn);
+  if (edgeStrips) {
+    const plan = edgePlan(s, bm, bn);
+    const tiles = {
+      m: plan.rowsFrom < s.m ? plan.rowsFrom : p.m,
+      k: p.k,
+      n: plan.colsFrom < s.n ? plan.colsFrom : p.n,
+    };
+    loads = tileLoads(tiles, bm, bn) + edgeStripLoads(s, plan);
+  }
   let copies = 0;
   if (p.m !== s.m || p.k !== s.k) copies += s.m * s.k + p.m * p.k;
   if (p.k !== s.k || p.n !== s.n) copies += s.k * s.n + p.k * p.n;
   const padded = p.m !== s.m || p.k !== s.k || p.n !== s.n;
   const cStores = padsC ? p.m * p.n : s.m * s.n;
   if (padsC && padded) copies += p.m * p.n + s.m * s.n;
-  return { flops: flops(s), bytes: loads + 4 * (cStores + copies) };
+  return { flops: flops(s), bytes: 4 * (loads + cStores + copies) };
 }

@@ -140,7 +140,8 @@ export const blocktile2d: KernelSpec = {
   dispatch: blockGrid,
   workgroupStorageBytes: (p) => (p.BM * p.BK + p.BK * p.BN) * F32,
   align: () => ANY,
-  model: (s, p) => tiledModel(s, p.BM, p.BN),
+  edgeStrips: true,
+  model: (s, p) => paddedTiledModel(s, p.BM, p.BN, ANY, false, true),
   requiredFeatures: [],
   precision: "f32",
   tolerance: F32_TOLERANCE,
@@ -178,7 +179,8 @@ export const vectorize: KernelSpec = {
   align: () => VEC4,
   // C is written unpadded: the runner pads only A and B (K and N, when not multiples of 4).
   unpaddedC: true,
-  model: (s, p) => paddedTiledModel(s, p.BM, p.BN, VEC4, false),
+  edgeStrips: true,
+  model: (s, p) => paddedTiledModel(s, p.BM, p.BN, VEC4, false, true),
   requiredFeatures: [],
   precision: "f32",
   tolerance: F32_TOLERANCE,
@@ -299,8 +301,7 @@ export const autotuned: KernelSpec = {
   scalarViews: true,
   shapeParams: (s, p) => ({ VEC4_LOADS: vec4LoadsFor(s, p) ? 1 : 0 }),
   align: (p) => p.VEC4_LOADS === 0 ? ANY : VEC4,
-  model: (s, p) =>
-    p.VEC4_LOADS === 0 ? tiledModel(s, p.BM, p.BN) : paddedTiledModel(s, p.BM, p.BN, VEC4, false),
+  model: (s, p) => paddedTiledModel(s, p.BM, p.BN, p.VEC4_LOADS === 0 ? ANY : VEC4, false, true),
 };
 
 export const f16: KernelSpec = {
@@ -317,6 +318,8 @@ export const f16: KernelSpec = {
   // f16 tiles: half the workgroup bytes of the f32 kernel.
   workgroupStorageBytes: (p) => paddedTileBytes(p),
   align: () => ANY,
+  // The edge-strip kernel reads f32; the f16 kernels keep their bounds-checked edge tiles.
+  edgeStrips: false,
   model: (s, p) => tiledModel(s, p.BM, p.BN, 2),
   requiredFeatures: ["shader-f16"],
   precision: "f16",
