@@ -4,10 +4,11 @@
 // empty wave. The runner then launches only the whole tiles, and this kernel for the rest:
 // - the bottom strip: rows rowsFrom..M-1 (at most WIDTH of them), every column;
 // - the right strip: columns colsFrom..N-1 (at most WIDTH), the rows above the bottom strip.
-// Each is a skinny product that reads one operand whole (B for the bottom strip, A for the right
-// one) and does little arithmetic per byte, so what matters is keeping many loads in flight:
-// every workgroup splits K over SLICES groups of LANES invocations and adds their partial sums
-// in workgroup memory at the end.
+// Each is a skinny product: one thin operand (the strip's rows of A, or columns of B) and one
+// operand read whole (B, or A), with little arithmetic per byte. So the kernel is built for
+// loads in flight: K goes in chunks of KC; each chunk of the thin operand is staged in
+// workgroup memory, and every invocation issues KC / 8 or KC / 32 independent, coalesced loads
+// of the whole operand before it needs the first.
 
 struct Strips {
   M: u32,
@@ -25,79 +26,85 @@ struct Strips {
   bottomGroups: u32,
 }
 
-// Columns of the bottom strip, or rows of the right strip, per workgroup: one per lane, so the
-// lanes of a subgroup read neighbouring floats of B (bottom) or store neighbouring rows (right).
+// A workgroup is GROUPS groups of LANES invocations (a subgroup on most GPUs).
 const LANES = 32u;
-// K is split over this many groups of LANES invocations.
-const SLICES = 8u;
-// The most rows (bottom) or columns (right) a strip has: two vec4 accumulators. After the K
-// loop, group s adds up the slices' sums of strip row (or column) s, so WIDTH == SLICES.
+const GROUPS = 8u;
+// The most rows (bottom) or columns (right) a strip has: two vec4s per k. At the end group g
+// adds up strip row g of the bottom strip, so WIDTH == GROUPS.
 const WIDTH = 8u;
+// K per chunk.
+const KC = 256u;
 
 @group(0) @binding(0) var<storage, read> A: array<f32>;
 @group(0) @binding(1) var<storage, read> B: array<f32>;
 @group(0) @binding(2) var<storage, read_write> C: array<f32>;
 @group(0) @binding(3) var<uniform> s: Strips;
 
-// partial[(slice * WIDTH + w) * LANES + lane]: one slice's sum for strip row (or column) w.
-var<workgroup> partial: array<f32, SLICES * WIDTH * LANES>;
+// The thin operand for one chunk: thin[2 kk] holds strip rows (or columns) 0-3 at k0 + kk,
+// thin[2 kk + 1] rows 4-7. Rows past the strip repeat its last one; k past K is zero.
+var<workgroup> thin: array<vec4<f32>, 2u * KC>;
+// Partial sums, added up after the K loop.
+var<workgroup> partial: array<f32, GROUPS * WIDTH * LANES>;
 
-@compute @workgroup_size(LANES, SLICES)
+@compute @workgroup_size(LANES, GROUPS)
 fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
   let lane = lid.x;
-  let slice = lid.y;
+  let group = lid.y;
+  let tid = group * LANES + lane;
   let bottom = wid.x < s.bottomGroups;
-  // Strip rows (bottom) or columns (right) 0-3 and 4-7 of this lane's sums.
+  // Bottom strip: invocation (lane, group) owns column `col` and k = k0 + group + GROUPS t.
+  // Right strip: group `group` owns row `row`, and its lanes take k = k0 + lane + LANES t.
+  let col = wid.x * LANES + lane;
+  let row = (wid.x - s.bottomGroups) * GROUPS + group;
+  // Loads stay in bounds: lanes past N (or rows past the strip) repeat the last column (row)
+  // and store nothing.
+  let colIn = min(col, s.N - 1u);
+  let rowIn = min(row, max(s.rowsFrom, 1u) - 1u);
   var lo = vec4<f32>(0.0);
   var hi = vec4<f32>(0.0);
-  // The lane's place along the strip's long side; lanes past its end repeat the last column
-  // (or row) so every load is in bounds, and store nothing.
-  var along: u32;
-  if (bottom) {
-    along = wid.x * LANES + lane;
-    let col = min(along, s.N - 1u);
-    // Row offsets into A of the strip's rows; rows past M repeat the last one.
-    let last = s.M - 1u;
-    let r0 = min(s.rowsFrom, last) * s.lda;
-    let r1 = min(s.rowsFrom + 1u, last) * s.lda;
-    let r2 = min(s.rowsFrom + 2u, last) * s.lda;
-    let r3 = min(s.rowsFrom + 3u, last) * s.lda;
-    let r4 = min(s.rowsFrom + 4u, last) * s.lda;
-    let r5 = min(s.rowsFrom + 5u, last) * s.lda;
-    let r6 = min(s.rowsFrom + 6u, last) * s.lda;
-    let r7 = min(s.rowsFrom + 7u, last) * s.lda;
-    // Slices take groups of 4 consecutive k in turn; the 4 loads of a group are independent.
-    for (var k4 = slice * 4u; k4 < s.K; k4 += SLICES * 4u) {
-      for (var u = 0u; u < 4u; u++) {
-        let k = min(k4 + u, s.K - 1u);
-        let b = select(0.0, B[k * s.ldb + col], k4 + u < s.K);
-        lo += vec4<f32>(A[r0 + k], A[r1 + k], A[r2 + k], A[r3 + k]) * b;
-        hi += vec4<f32>(A[r4 + k], A[r5 + k], A[r6 + k], A[r7 + k]) * b;
+  for (var k0 = 0u; k0 < s.K; k0 += KC) {
+    // Stage the thin operand, KC x WIDTH floats, 8 per invocation, neighbours reading
+    // neighbouring floats: along k in A's rows, along the strip's columns in B's rows.
+    for (var i = tid; i < KC * WIDTH; i += LANES * GROUPS) {
+      var w: u32;
+      var kk: u32;
+      var v = 0.0;
+      if (bottom) {
+        w = i / KC;
+        kk = i % KC;
+        let r = min(s.rowsFrom + w, s.M - 1u);
+        if (k0 + kk < s.K) { v = A[r * s.lda + k0 + kk]; }
+      } else {
+        w = i % WIDTH;
+        kk = i / WIDTH;
+        let c = min(s.colsFrom + w, s.N - 1u);
+        if (k0 + kk < s.K) { v = B[(k0 + kk) * s.ldb + c]; }
+      }
+      thin[2u * kk + w / 4u][w % 4u] = v;
+    }
+    workgroupBarrier();
+    if (bottom) {
+      for (var t = 0u; t < KC / GROUPS; t++) {
+        let kk = t * GROUPS + group;
+        let k = min(k0 + kk, s.K - 1u);
+        let b = B[k * s.ldb + colIn];
+        lo += thin[2u * kk] * b;
+        hi += thin[2u * kk + 1u] * b;
+      }
+    } else {
+      for (var t = 0u; t < KC / LANES; t++) {
+        let kk = t * LANES + lane;
+        let k = min(k0 + kk, s.K - 1u);
+        let a = A[rowIn * s.lda + k];
+        lo += a * thin[2u * kk];
+        hi += a * thin[2u * kk + 1u];
       }
     }
-  } else {
-    along = (wid.x - s.bottomGroups) * LANES + lane;
-    let row = min(along, s.rowsFrom - 1u) * s.lda;
-    let last = s.N - 1u;
-    let c0 = min(s.colsFrom, last);
-    let c1 = min(s.colsFrom + 1u, last);
-    let c2 = min(s.colsFrom + 2u, last);
-    let c3 = min(s.colsFrom + 3u, last);
-    let c4 = min(s.colsFrom + 4u, last);
-    let c5 = min(s.colsFrom + 5u, last);
-    let c6 = min(s.colsFrom + 6u, last);
-    let c7 = min(s.colsFrom + 7u, last);
-    for (var k4 = slice * 4u; k4 < s.K; k4 += SLICES * 4u) {
-      for (var u = 0u; u < 4u; u++) {
-        let k = min(k4 + u, s.K - 1u);
-        let a = select(0.0, A[row + k], k4 + u < s.K);
-        let bk = k * s.ldb;
-        lo += a * vec4<f32>(B[bk + c0], B[bk + c1], B[bk + c2], B[bk + c3]);
-        hi += a * vec4<f32>(B[bk + c4], B[bk + c5], B[bk + c6], B[bk + c7]);
-      }
-    }
+    workgroupBarrier();
   }
-  let at = slice * WIDTH * LANES + lane;
+  // partial[(group * WIDTH + w) * LANES + lane]: this invocation's sum for strip row (or
+  // column) w.
+  let at = group * WIDTH * LANES + lane;
   partial[at] = lo.x;
   partial[at + LANES] = lo.y;
   partial[at + 2u * LANES] = lo.z;
@@ -107,20 +114,25 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
   partial[at + 6u * LANES] = hi.z;
   partial[at + 7u * LANES] = hi.w;
   workgroupBarrier();
-  let w = slice;
-  var sum = 0.0;
-  for (var t = 0u; t < SLICES; t++) {
-    sum += partial[(t * WIDTH + w) * LANES + lane];
-  }
   if (bottom) {
-    let row = s.rowsFrom + w;
-    if (row < s.M && along < s.N) {
-      C[row * s.ldc + along] = sum;
+    // Column `col`, strip row w = group: the sum over the groups (they split k).
+    var sum = 0.0;
+    for (var g = 0u; g < GROUPS; g++) {
+      sum += partial[(g * WIDTH + group) * LANES + lane];
     }
-  } else {
-    let col = s.colsFrom + w;
-    if (along < s.rowsFrom && col < s.N) {
-      C[along * s.ldc + col] = sum;
+    let r = s.rowsFrom + group;
+    if (r < s.M && col < s.N) {
+      C[r * s.ldc + col] = sum;
+    }
+  } else if (lane < WIDTH) {
+    // Row `row`, strip column w = lane: the sum over the group's lanes (they split k).
+    var sum = 0.0;
+    for (var l = 0u; l < LANES; l++) {
+      sum += partial[(group * WIDTH + lane) * LANES + l];
+    }
+    let c = s.colsFrom + lane;
+    if (row < s.rowsFrom && c < s.N) {
+      C[row * s.ldc + c] = sum;
     }
   }
 }

@@ -159,7 +159,7 @@ let helpersFor: Gpu | undefined;
 async function helperPipeline(
   gpu: Gpu,
   file: Helper,
-  entryPoint: "copy2d" | "fill" | "main",
+  entryPoint: "copy2d" | "pad" | "fill" | "main",
 ): Promise<GPUComputePipeline> {
   if (helpersFor !== gpu) {
     helpersFor = gpu;
@@ -177,8 +177,9 @@ async function helperPipeline(
   });
 }
 
-/** Workgroups of the edge-strip kernel cover 32 columns (bottom strip) or rows (right strip). */
-const STRIP_LANES = 32;
+/** A workgroup of the edge-strip kernel covers 32 columns of the bottom strip or 8 rows of the right. */
+const STRIP_COLUMNS = 32;
+const STRIP_ROWS = 8;
 
 function uniform(gpu: Gpu, values: number[]): GPUBuffer {
   const data = new Uint32Array(Math.max(4, Math.ceil(values.length / 4) * 4));
@@ -224,6 +225,15 @@ export function checkBufferFits(
   }
 }
 
+/** One dispatch of a product: a padding copy, the kernel's tiles, the edge strips. */
+interface Step {
+  /** "pad A", "pad B", "tiles", "edge strips" or "unpad C". */
+  label: string;
+  pipeline: GPUComputePipeline;
+  bind: GPUBindGroup;
+  grid: number[];
+}
+
 /**
  * A problem bound to buffers: A, B, C on the device, plus zero-padded copies when the kernel
  * needs tile-multiple dimensions. `encode` records everything one product takes (pad, matmul,
@@ -231,7 +241,7 @@ export function checkBufferFits(
  */
 export class BoundProblem {
   readonly c: GPUBuffer;
-  private steps: { pipeline: GPUComputePipeline; bind: GPUBindGroup; grid: number[] }[] = [];
+  private steps: Step[] = [];
   private owned: GPUBuffer[] = [];
   private poisonStep?: { pipeline: GPUComputePipeline; bind: GPUBindGroup; grid: number[] };
 
@@ -309,8 +319,8 @@ export class BoundProblem {
     }
     const aBuf = this.upload(a, "A");
     const bBuf = this.upload(b, "B");
-    const copy = padded ? await helperPipeline(gpu, "util.wgsl", "copy2d") : undefined;
-    const copyStep = (
+    const copyStep = async (
+      label: string,
       src: GPUBuffer,
       dst: GPUBuffer,
       sr: number,
@@ -320,17 +330,23 @@ export class BoundProblem {
     ) => {
       const args = uniform(gpu, [sr, sc, dr, dc]);
       this.owned.push(args);
+      // Destination rows of whole vec4s (every padded A and B) take the 16-byte-store copy.
+      const vec4Rows = dc % 4 === 0;
+      const pipeline = await helperPipeline(gpu, "util.wgsl", vec4Rows ? "pad" : "copy2d");
       this.steps.push({
-        pipeline: copy!,
+        label,
+        pipeline,
         bind: gpu.device.createBindGroup({
-          layout: copy!.getBindGroupLayout(0),
+          layout: pipeline.getBindGroupLayout(0),
           entries: [
             { binding: 0, resource: { buffer: src } },
-            { binding: 1, resource: { buffer: dst } },
+            { binding: vec4Rows ? 5 : 1, resource: { buffer: dst } },
             { binding: 2, resource: { buffer: args } },
           ],
         }),
-        grid: [Math.ceil(dc / 16), Math.ceil(dr / 16), 1],
+        grid: vec4Rows
+          ? [Math.ceil(dc / 256), Math.ceil(dr / 4), 1]
+          : [Math.ceil(dc / 16), Math.ceil(dr / 16), 1],
       });
     };
     const unpaddedC = kernel.spec.unpaddedC === true;
@@ -342,8 +358,8 @@ export class BoundProblem {
       aUse = kp !== k || mp !== m ? this.buffer(mp * kp, "A padded") : aBuf;
       bUse = kp !== k || np !== n ? this.buffer(kp * np, "B padded") : bBuf;
       if (!unpaddedC) cUse = this.buffer(mp * np, "C padded");
-      if (aUse !== aBuf) copyStep(aBuf, aUse, m, k, mp, kp);
-      if (bUse !== bBuf) copyStep(bBuf, bUse, k, n, kp, np);
+      if (aUse !== aBuf) await copyStep("pad A", aBuf, aUse, m, k, mp, kp);
+      if (bUse !== bBuf) await copyStep("pad B", bBuf, bUse, k, n, kp, np);
     }
     // The fourth word (C's row stride, the real N) is read only by unpaddedC kernels.
     const dims = uniform(gpu, [mp, kp, np, n]);
@@ -362,6 +378,7 @@ export class BoundProblem {
     const pipe = kernel.pipeline;
     if (grid.every((g) => g > 0)) {
       this.steps.push({
+        label: "tiles",
         pipeline: pipe,
         bind: gpu.device.createBindGroup({
           layout: pipe.getBindGroupLayout(0),
@@ -382,7 +399,7 @@ export class BoundProblem {
       });
     }
     if (strips) await this.stripStep(strips, aUse, bUse, kp, np);
-    if (cUse !== this.c) copyStep(cUse, this.c, mp, np, m, n);
+    if (cUse !== this.c) await copyStep("unpad C", cUse, this.c, mp, np, m, n);
     gpu.check();
   }
 
@@ -390,13 +407,14 @@ export class BoundProblem {
   private async stripStep(plan: EdgePlan, a: GPUBuffer, b: GPUBuffer, lda: number, ldb: number) {
     const { gpu } = this;
     const { m, k, n } = this.shape;
-    const bottomGroups = plan.rowsFrom < m ? ceilDiv(n, STRIP_LANES) : 0;
-    const rightGroups = plan.colsFrom < n ? ceilDiv(plan.rowsFrom, STRIP_LANES) : 0;
+    const bottomGroups = plan.rowsFrom < m ? ceilDiv(n, STRIP_COLUMNS) : 0;
+    const rightGroups = plan.colsFrom < n ? ceilDiv(plan.rowsFrom, STRIP_ROWS) : 0;
     if (bottomGroups + rightGroups === 0) return;
     const args = uniform(gpu, [m, k, n, lda, ldb, n, plan.rowsFrom, plan.colsFrom, bottomGroups]);
     this.owned.push(args);
     const pipeline = await helperPipeline(gpu, "edge_strips.wgsl", "main");
     this.steps.push({
+      label: "edge strips",
       pipeline,
       bind: gpu.device.createBindGroup({
         layout: pipeline.getBindGroupLayout(0),
@@ -411,9 +429,18 @@ export class BoundProblem {
     });
   }
 
-  /** Record one full product into a pass. */
-  encode(pass: GPUComputePassEncoder): void {
+  /** The dispatches one product takes, in order. */
+  get stepLabels(): string[] {
+    return this.steps.map((s) => s.label);
+  }
+
+  /**
+   * Record one full product into a pass, or only the steps named in `only` (to see where the
+   * time goes; the result is then incomplete).
+   */
+  encode(pass: GPUComputePassEncoder, only?: string[]): void {
     for (const s of this.steps) {
+      if (only && !only.includes(s.label)) continue;
       pass.setPipeline(s.pipeline);
       pass.setBindGroup(0, s.bind);
       pass.dispatchWorkgroups(s.grid[0], s.grid[1], s.grid[2]);

@@ -9,7 +9,8 @@
  * picks per shape, on 4096, 8192 and the odd/aligned shape pairs, then the occupancy of the
  * fast kernels (resident workgroups, counted by the kernels themselves). --padding instead takes
  * the cost of a padding copy apart at 1000x3000x777; --odd runs steps 06..11 on the odd shapes
- * and their aligned neighbours, with and without edge strips. Rounds 1 and 2 are in
+ * and their aligned neighbours, with and without edge strips; --parts times each dispatch of
+ * a product alone (padding copies, tiles, edge strips). Rounds 1 and 2 are in
  * git history and kernels/NOTES.md. --ladder adds every step at 4096 first. Writes
  * DIR/probe.json (every result) and DIR/occupancy.json, and prints a table last. --quick uses
  * small sizes (a dry run on the software adapter).
@@ -18,7 +19,8 @@ import { acquireGpu, compileWgsl, deviceSlug, loadKernelSource, readBuffer } fro
 import { type Shape, shapeLabel } from "../lib/matrix.ts";
 import { openCublas } from "../lib/peers/cublas.ts";
 import { findKernel, type KernelSpec, type Params } from "../lib/registry.ts";
-import { kernelParams, prepareKernel, runKernel } from "../lib/runner.ts";
+import { BoundProblem, kernelParams, prepareKernel, runKernel } from "../lib/runner.ts";
+import { randomMatrix } from "../lib/matrix.ts";
 import { timePasses } from "../lib/timing.ts";
 
 const args = Deno.args;
@@ -374,8 +376,73 @@ if (args.includes("--odd")) {
   }
 }
 
+/** GPU time of each dispatch of one product alone, then of all of them (`--parts`). */
+async function stepTimes(id: string, shape: Shape) {
+  const spec = kernel(id);
+  const prepared = await prepareKernel(gpu, spec, kernelParams(gpu, spec, undefined, shape));
+  const problem = await BoundProblem.create(
+    gpu,
+    prepared,
+    shape,
+    randomMatrix(shape.m, shape.k),
+    randomMatrix(shape.k, shape.n),
+  );
+  console.log(`steps of ${id} at ${shapeLabel(shape)}: ${problem.stepLabels.join(", ")}`);
+  for (const label of problem.stepLabels) {
+    await passMs(`${id} ${shapeLabel(shape)} ${label} alone`, (p) => problem.encode(p, [label]));
+  }
+  await passMs(`${id} ${shapeLabel(shape)} all steps`, (p) => problem.encode(p));
+  problem.destroy();
+}
+/** The runner's copy before round 4 (copy2d, one 4-byte store per invocation) against `pad`. */
+async function copyTimes(rows: number, cols: number, to: number) {
+  const util = await compileWgsl(gpu, await loadKernelSource("util.wgsl"), "util.wgsl");
+  const storage = (floats: number) =>
+    gpu.device.createBuffer({ size: floats * 4, usage: GPUBufferUsage.STORAGE });
+  const [src, dst] = [storage(rows * cols), storage(rows * to)];
+  const args = gpu.device.createBuffer({
+    size: 16,
+    usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
+  });
+  gpu.device.queue.writeBuffer(args, 0, new Uint32Array([rows, cols, rows, to]));
+  for (
+    const [entry, dstBinding, grid] of [
+      ["copy2d", 1, [Math.ceil(to / 16), Math.ceil(rows / 16)]],
+      ["pad", 5, [Math.ceil(to / 256), Math.ceil(rows / 4)]],
+    ] as const
+  ) {
+    const pipeline = gpu.device.createComputePipeline({
+      layout: "auto",
+      compute: { module: util, entryPoint: entry },
+    });
+    const bind = gpu.device.createBindGroup({
+      layout: pipeline.getBindGroupLayout(0),
+      entries: [
+        { binding: 0, resource: { buffer: src } },
+        { binding: dstBinding, resource: { buffer: dst } },
+        { binding: 2, resource: { buffer: args } },
+      ],
+    });
+    await passMs(`${entry} ${rows}x${cols} to ${to} columns`, (pass) => {
+      pass.setPipeline(pipeline);
+      pass.setBindGroup(0, bind);
+      pass.dispatchWorkgroups(grid[0], grid[1]);
+    });
+  }
+  [src, dst, args].forEach((b) => b.destroy());
+}
+
+if (args.includes("--parts")) {
+  await copyTimes(big + 1, big + 1, big + 32);
+  for (const id of ["08_bank_conflicts", "10_double_buffer"]) {
+    await stepTimes(id, square(big + 1));
+    await stepTimes(id, square(big));
+  }
+  await stepTimes("10_double_buffer", oddPairs[2][0]);
+}
+
 const occupancy: { label: string; params: Params; concurrent: number; workgroups: number }[] = [];
-if (!args.includes("--odd")) {
+if (!args.includes("--odd") && !args.includes("--parts")) {
   // 1. 11's two load paths: the one it picks per shape, then each forced, on every shape.
   const tuned = kernel("11_autotune");
   const tunedParams = kernelParams(gpu, tuned);
@@ -430,7 +497,9 @@ for (const r of rows) {
   const c = ref.get(r.shape);
   console.log(
     `${r.label.padEnd(34)} ${r.shape.padEnd(14)} ` +
-      (r.validated
+      (r.kernel === "padding"
+        ? `${(r.medianMs! * 1000).toFixed(1).padStart(8)} us (time only)`
+        : r.validated
         ? `${r.gflops!.toFixed(0).padStart(8)}  ${
           c ? (r.gflops! / c).toFixed(2).padStart(6) : "     -"
         }` +

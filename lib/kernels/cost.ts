@@ -73,14 +73,14 @@ export function edgePlan(s: Shape, bm: number, bn: number): EdgePlan {
 }
 
 /**
- * Elements the edge-strip kernel loads: per workgroup of 32 columns of the bottom strip, its rows
- * of A and 32 columns of B; per workgroup of 32 rows of the right strip, 32 rows of A and its
- * columns of B.
+ * Elements the edge-strip kernel loads: per workgroup of 32 columns of the bottom strip, the
+ * strip's rows of A and 32 columns of B; per workgroup of 8 rows of the right strip, 8 rows of A
+ * and the strip's columns of B.
  */
 export function edgeStripLoads(s: Shape, plan: EdgePlan): number {
   const rows = s.m - plan.rowsFrom, cols = s.n - plan.colsFrom;
   const bottom = rows > 0 ? ceilDiv(s.n, 32) * rows * s.k + s.k * s.n : 0;
-  const right = cols > 0 ? plan.rowsFrom * s.k + ceilDiv(plan.rowsFrom, 32) * s.k * cols : 0;
+  const right = cols > 0 ? plan.rowsFrom * s.k + ceilDiv(plan.rowsFrom, 8) * s.k * cols : 0;
   return bottom + right;
 }
 
