@@ -32,7 +32,8 @@ const GROUPS = 8u;
 // The most rows (bottom) or columns (right) a strip has: two vec4s per k. At the end group g
 // adds up strip row g of the bottom strip, so WIDTH == GROUPS.
 const WIDTH = 8u;
-// K per chunk.
+// K per chunk: the staging below takes KC == LANES * GROUPS (one k per invocation, bottom)
+// and KC == 8 * LANES (8 per invocation, right).
 const KC = 256u;
 
 @group(0) @binding(0) var<storage, read> A: array<f32>;
@@ -45,6 +46,38 @@ const KC = 256u;
 var<workgroup> thin: array<vec4<f32>, 2u * KC>;
 // Partial sums, added up after the K loop.
 var<workgroup> partial: array<f32, GROUPS * WIDTH * LANES>;
+
+// The whole operand at k clamped to K - 1 (the staged thin operand is zero there).
+fn bAt(k: u32, col: u32) -> f32 {
+  return B[min(k, s.K - 1u) * s.ldb + col];
+}
+
+fn aAt(row: u32, k: u32) -> f32 {
+  return A[row * s.lda + min(k, s.K - 1u)];
+}
+
+// The thin operand for staging: zero past K.
+fn stageA(row: u32, k: u32) -> f32 {
+  return select(0.0, A[row * s.lda + min(k, s.K - 1u)], k < s.K);
+}
+
+fn stageB(k: u32, col: u32) -> f32 {
+  return select(0.0, B[min(k, s.K - 1u) * s.ldb + col], k < s.K);
+}
+
+// Four k (kk, kk + step, kk + 2 step, kk + 3 step) of the whole operand, q, times the thin one.
+fn accumulate(
+  kk: u32,
+  q: vec4<f32>,
+  step: u32,
+  lo: ptr<function, vec4<f32>>,
+  hi: ptr<function, vec4<f32>>,
+) {
+  *lo += thin[2u * kk] * q.x + thin[2u * (kk + step)] * q.y;
+  *hi += thin[2u * kk + 1u] * q.x + thin[2u * (kk + step) + 1u] * q.y;
+  *lo += thin[2u * (kk + 2u * step)] * q.z + thin[2u * (kk + 3u * step)] * q.w;
+  *hi += thin[2u * (kk + 2u * step) + 1u] * q.z + thin[2u * (kk + 3u * step) + 1u] * q.w;
+}
 
 @compute @workgroup_size(LANES, GROUPS)
 fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
@@ -62,43 +95,103 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
   let rowIn = min(row, max(s.rowsFrom, 1u) - 1u);
   var lo = vec4<f32>(0.0);
   var hi = vec4<f32>(0.0);
+  // A GPU stalls at the first use of a pending load, so a loop that loads and uses one value
+  // per trip has one load in flight. Here every step issues its loads (8 or 16) before using any.
   for (var k0 = 0u; k0 < s.K; k0 += KC) {
     // Stage the thin operand, KC x WIDTH floats, 8 per invocation, neighbours reading
     // neighbouring floats: along k in A's rows, along the strip's columns in B's rows.
-    for (var i = tid; i < KC * WIDTH; i += LANES * GROUPS) {
-      var w: u32;
-      var kk: u32;
-      var v = 0.0;
-      if (bottom) {
-        w = i / KC;
-        kk = i % KC;
-        let r = min(s.rowsFrom + w, s.M - 1u);
-        if (k0 + kk < s.K) { v = A[r * s.lda + k0 + kk]; }
-      } else {
-        w = i % WIDTH;
-        kk = i / WIDTH;
-        let c = min(s.colsFrom + w, s.N - 1u);
-        if (k0 + kk < s.K) { v = B[(k0 + kk) * s.ldb + c]; }
-      }
-      thin[2u * kk + w / 4u][w % 4u] = v;
+    if (bottom) {
+      // Invocation tid stages k0 + tid of the strip's 8 rows (rows past M repeat the last).
+      let k = k0 + tid;
+      let last = s.M - 1u;
+      let v0 = stageA(min(s.rowsFrom, last), k);
+      let v1 = stageA(min(s.rowsFrom + 1u, last), k);
+      let v2 = stageA(min(s.rowsFrom + 2u, last), k);
+      let v3 = stageA(min(s.rowsFrom + 3u, last), k);
+      let v4 = stageA(min(s.rowsFrom + 4u, last), k);
+      let v5 = stageA(min(s.rowsFrom + 5u, last), k);
+      let v6 = stageA(min(s.rowsFrom + 6u, last), k);
+      let v7 = stageA(min(s.rowsFrom + 7u, last), k);
+      thin[2u * tid] = vec4<f32>(v0, v1, v2, v3);
+      thin[2u * tid + 1u] = vec4<f32>(v4, v5, v6, v7);
+    } else {
+      // Invocation tid stages strip column w = tid % 8 at k0 + tid / 8 + 32 j, j = 0..7.
+      let w = tid % WIDTH;
+      let kk = tid / WIDTH;
+      let c = min(s.colsFrom + w, s.N - 1u);
+      let v0 = stageB(k0 + kk, c);
+      let v1 = stageB(k0 + kk + 32u, c);
+      let v2 = stageB(k0 + kk + 64u, c);
+      let v3 = stageB(k0 + kk + 96u, c);
+      let v4 = stageB(k0 + kk + 128u, c);
+      let v5 = stageB(k0 + kk + 160u, c);
+      let v6 = stageB(k0 + kk + 192u, c);
+      let v7 = stageB(k0 + kk + 224u, c);
+      let at = 2u * kk + w / 4u;
+      thin[at][w % 4u] = v0;
+      thin[at + 64u][w % 4u] = v1;
+      thin[at + 128u][w % 4u] = v2;
+      thin[at + 192u][w % 4u] = v3;
+      thin[at + 256u][w % 4u] = v4;
+      thin[at + 320u][w % 4u] = v5;
+      thin[at + 384u][w % 4u] = v6;
+      thin[at + 448u][w % 4u] = v7;
     }
     workgroupBarrier();
     if (bottom) {
-      for (var t = 0u; t < KC / GROUPS; t++) {
+      // KC / GROUPS = 32 k per invocation: two steps of 16 loads of B.
+      for (var t = 0u; t < KC / GROUPS; t += 16u) {
         let kk = t * GROUPS + group;
-        let k = min(k0 + kk, s.K - 1u);
-        let b = B[k * s.ldb + colIn];
-        lo += thin[2u * kk] * b;
-        hi += thin[2u * kk + 1u] * b;
+        let k = k0 + kk;
+        let G = GROUPS;
+        let q0 = vec4<f32>(
+          bAt(k, colIn),
+          bAt(k + G, colIn),
+          bAt(k + 2u * G, colIn),
+          bAt(k + 3u * G, colIn),
+        );
+        let q1 = vec4<f32>(
+          bAt(k + 4u * G, colIn),
+          bAt(k + 5u * G, colIn),
+          bAt(k + 6u * G, colIn),
+          bAt(k + 7u * G, colIn),
+        );
+        let q2 = vec4<f32>(
+          bAt(k + 8u * G, colIn),
+          bAt(k + 9u * G, colIn),
+          bAt(k + 10u * G, colIn),
+          bAt(k + 11u * G, colIn),
+        );
+        let q3 = vec4<f32>(
+          bAt(k + 12u * G, colIn),
+          bAt(k + 13u * G, colIn),
+          bAt(k + 14u * G, colIn),
+          bAt(k + 15u * G, colIn),
+        );
+        accumulate(kk, q0, G, &lo, &hi);
+        accumulate(kk + 4u * G, q1, G, &lo, &hi);
+        accumulate(kk + 8u * G, q2, G, &lo, &hi);
+        accumulate(kk + 12u * G, q3, G, &lo, &hi);
       }
     } else {
-      for (var t = 0u; t < KC / LANES; t++) {
-        let kk = t * LANES + lane;
-        let k = min(k0 + kk, s.K - 1u);
-        let a = A[rowIn * s.lda + k];
-        lo += a * thin[2u * kk];
-        hi += a * thin[2u * kk + 1u];
-      }
+      // KC / LANES = 8 k per invocation: one step of 8 loads of A.
+      let kk = lane;
+      let k = k0 + kk;
+      let L = LANES;
+      let q0 = vec4<f32>(
+        aAt(rowIn, k),
+        aAt(rowIn, k + L),
+        aAt(rowIn, k + 2u * L),
+        aAt(rowIn, k + 3u * L),
+      );
+      let q1 = vec4<f32>(
+        aAt(rowIn, k + 4u * L),
+        aAt(rowIn, k + 5u * L),
+        aAt(rowIn, k + 6u * L),
+        aAt(rowIn, k + 7u * L),
+      );
+      accumulate(kk, q0, L, &lo, &hi);
+      accumulate(kk + 4u * L, q1, L, &lo, &hi);
     }
     workgroupBarrier();
   }
