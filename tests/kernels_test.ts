@@ -8,10 +8,11 @@
 import assert from "node:assert/strict";
 import { autotune, saveTuning, spacePoints } from "../lib/autotune.ts";
 import { acquireGpu, type DeviceSummary, loadKernelSource } from "../lib/gpu.ts";
-import { flops, freshSeed, rng, type Shape } from "../lib/matrix.ts";
+import { flops, freshSeed, randomMatrix, rng, type Shape } from "../lib/matrix.ts";
 import { findKernel, KERNELS, type KernelSpec } from "../lib/registry.ts";
 import { vec4LoadsFor } from "../lib/kernels/ladder.ts";
-import { kernelParams, runKernel } from "../lib/runner.ts";
+import { edgePlan, STRIP_WIDTH } from "../lib/kernels/cost.ts";
+import { BoundProblem, kernelParams, prepareKernel, runKernel } from "../lib/runner.ts";
 import { loadTuning, tuningUrl } from "../lib/tuning.ts";
 
 const gpuTest = { sanitizeResources: false, sanitizeOps: false };
@@ -166,6 +167,65 @@ function outputsPerInvocation(spec: KernelSpec): number {
   const [x, y, z] = spec.workgroupSize(p);
   return (p.BM * p.BN) / (x * y * z);
 }
+
+Deno.test("edge strips: which rows and columns go to the strip kernel", () => {
+  assert.deepEqual(edgePlan({ m: 4097, k: 4097, n: 4097 }, 128, 128), {
+    rowsFrom: 4096,
+    colsFrom: 4096,
+  });
+  assert.deepEqual(edgePlan({ m: 4095, k: 9, n: 4096 }, 128, 128), {
+    rowsFrom: 4095,
+    colsFrom: 4096,
+  }, "127 past a tile: edge tiles; a multiple: nothing to do");
+  const widest = 4096 + STRIP_WIDTH;
+  assert.deepEqual(edgePlan({ m: widest, k: 1, n: widest + 1 }, 64, 128), {
+    rowsFrom: 4096,
+    colsFrom: widest + 1,
+  });
+  assert.deepEqual(edgePlan({ m: 5, k: 1, n: 3 }, 64, 128), { rowsFrom: 0, colsFrom: 0 });
+});
+
+Deno.test(
+  "edge strips: every kernel that allows them is correct with and without",
+  gpuTest,
+  async () => {
+    const withStrips = ladder.filter((s) => s.edgeStrips);
+    assert.deepEqual(withStrips.map((s) => s.number), [6, 7, 8, 9, 10, 11]);
+    // Strips of 1 and 8 rows, a right strip only, a shape covered by strips alone, K over
+    // several of the strip kernel's chunks.
+    const cases: Shape[] = [
+      { m: 129, k: 300, n: 257 },
+      { m: 136, k: 70, n: 136 },
+      { m: 256, k: 33, n: 131 },
+      { m: 7, k: 600, n: 5 },
+    ];
+    for (const spec of withStrips) {
+      assert.ok(spec.params.BM && spec.params.BN, `${spec.id}: edge strips need BM and BN`);
+      assert.ok(
+        spec.unpaddedC || spec.align(spec.params).n === 1,
+        `${spec.id}: C must be unpadded`,
+      );
+      for (const shape of cases) {
+        for (const edgeStrips of [true, false]) {
+          const r = await runKernel(gpu, spec, shape, { skipTiming: true, edgeStrips });
+          assert.ok(r.validated, `${spec.id} at ${label(shape)}, strips ${edgeStrips}: ${r.error}`);
+          assert.equal(r.edgeStrips !== undefined, edgeStrips, `${spec.id} at ${label(shape)}`);
+        }
+      }
+    }
+    const spec = findKernel("08_bank_conflicts")!;
+    const shape = { m: 129, k: 45, n: 131 };
+    const problem = await BoundProblem.create(
+      gpu,
+      await prepareKernel(gpu, spec, kernelParams(gpu, spec, undefined, shape)),
+      shape,
+      randomMatrix(shape.m, shape.k),
+      randomMatrix(shape.k, shape.n),
+    );
+    assert.deepEqual(problem.stepLabels, ["pad A", "pad B", "tiles", "edge strips"]);
+    problem.destroy();
+  },
+);
 
 Deno.test("11_autotune: device parameters layer between defaults and overrides", () => {
   const spec = findKernel("11_autotune")!;
