@@ -7,6 +7,7 @@ import { autotune } from "./autotune.ts";
 import { type Shape, shapeLabel } from "./matrix.ts";
 import {
   type Cell,
+  fmt,
   kernel,
   type Session,
   showBundle,
@@ -20,7 +21,7 @@ import { RECORD_SCHEMA } from "./record.ts";
 import { currentCommit, newestRecord, RUNS_DIR } from "./records.ts";
 import type { Params } from "./registry.ts";
 import type { KernelResult } from "./runner.ts";
-import type { TuningRecord } from "./tuning.ts";
+import { fastestTrial, type TuningRecord } from "./tuning.ts";
 
 /** Show the ceilings the newest GPU-host record measured, or say that none exists yet. */
 export async function showRecordedCeilings(): Promise<void> {
@@ -270,4 +271,13 @@ export async function showTuning(record: TuningRecord, displayId?: string): Prom
     tableBundle(head, rows, caption),
     displayId ? { displayId, update: true } : {},
   );
+  const fastest = fastestTrial(record);
+  if (multi && fastest && label(fastest.params) !== label(record.best.params)) {
+    await showNote(
+      `Grids with at least as many workgroups as ${shapeLabel(record.shape)} has under its tile ` +
+        `run the fastest point at ${shapeLabel(record.shape)} instead of the winner: ` +
+        `${label(fastest.params)} (${fmt(fastest.gflops)} GFLOP/s there, geometric mean ` +
+        `${fmt(fastest.score)}); smaller grids run the winner.`,
+    );
+  }
 }

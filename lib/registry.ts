@@ -74,10 +74,10 @@ export interface KernelSpec {
   /** Left out of the default bench/test list (teaching-only variants such as broken kernels). */
   demo?: boolean;
   /**
-   * Parameters chosen for this device (e.g. by the autotuner), layered over `params` by the
-   * runner; undefined keeps the defaults.
+   * Parameters chosen for this device (e.g. by the autotuner), and for the problem shape when
+   * given, layered over `params` by the runner; undefined keeps the defaults.
    */
-  deviceParams?(device: DeviceSummary): Params | undefined;
+  deviceParams?(device: DeviceSummary, shape?: Shape): Params | undefined;
   /**
    * Parameters chosen per problem shape (e.g. a load path), given the parameters so far; layered
    * over the device parameters and under explicit overrides.

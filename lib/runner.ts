@@ -121,8 +121,8 @@ export function checkKernelFits(gpu: Gpu, spec: KernelSpec, params: Params): voi
 }
 
 /**
- * A kernel's parameters on this device: defaults, then device-tuned ones, then those the kernel
- * picks for `shape` (when given), then `overrides`.
+ * A kernel's parameters on this device: defaults, then device-tuned ones (for `shape`, when
+ * given), then those the kernel picks for `shape` (a load path, say), then `overrides`.
  */
 export function kernelParams(
   gpu: Gpu,
@@ -130,7 +130,7 @@ export function kernelParams(
   overrides?: Params,
   shape?: Shape,
 ): Params {
-  const tuned = { ...spec.params, ...spec.deviceParams?.(gpu.summary) };
+  const tuned = { ...spec.params, ...spec.deviceParams?.(gpu.summary, shape) };
   const perShape = shape ? spec.shapeParams?.(shape, { ...tuned, ...overrides }) : undefined;
   return { ...tuned, ...perShape, ...overrides };
 }

@@ -69,11 +69,32 @@ export function loadTuning(device: DeviceSummary): TuningRecord | undefined {
   return record;
 }
 
+/** The search's fastest point at its first shape (the winner's ranking also weighs the rest). */
+export function fastestTrial(record: TuningRecord): TuningTrial | undefined {
+  return record.trials.filter((t) => t.validated && t.gflops)
+    .reduce<TuningTrial | undefined>((a, t) => (a && a.gflops! >= t.gflops! ? a : t), undefined);
+}
+
+/** Workgroups of a BM x BN tiling of C. */
+const tilesOf = (s: Shape, p: Params) => Math.ceil(s.m / p.BM) * Math.ceil(s.n / p.BN);
+
 /**
  * The parameters tuned for `kernel` on this device, or undefined (no tuning saved, or it was
- * saved for another kernel) to use the kernel's defaults.
+ * saved for another kernel) to use the kernel's defaults. The winner is the best over all the
+ * search's shapes, small and odd ones included. With `shape`, a grid at least as big as the one
+ * the search ranked every point on (its first shape, under the fastest point's tile) takes that
+ * fastest point instead: there the first shape's ranking holds, and big tiles pay.
  */
-export function tunedParams(device: DeviceSummary, kernel = "11_autotune"): Params | undefined {
+export function tunedParams(
+  device: DeviceSummary,
+  kernel = "11_autotune",
+  shape?: Shape,
+): Params | undefined {
   const record = loadTuning(device);
-  return record?.kernel === kernel ? record.best.params : undefined;
+  if (record?.kernel !== kernel) return undefined;
+  const fastest = fastestTrial(record);
+  if (shape && fastest && tilesOf(shape, fastest.params) >= tilesOf(record.shape, fastest.params)) {
+    return fastest.params;
+  }
+  return record.best.params;
 }

@@ -13,7 +13,7 @@ import { findKernel, KERNELS, type KernelSpec } from "../lib/registry.ts";
 import { vec4LoadsFor } from "../lib/kernels/ladder.ts";
 import { edgePlan, STRIP_WIDTH } from "../lib/kernels/cost.ts";
 import { BoundProblem, kernelParams, prepareKernel, runKernel } from "../lib/runner.ts";
-import { loadTuning, tuningUrl } from "../lib/tuning.ts";
+import { loadTuning, tunedParams, type TuningRecord, tuningUrl } from "../lib/tuning.ts";
 
 const gpuTest = { sanitizeResources: false, sanitizeOps: false };
 const gpu = await acquireGpu();
@@ -288,6 +288,44 @@ Deno.test("autotune: tiny space on the software adapter, saved and loaded", gpuT
   }
   assert.equal(loadTuning(device), undefined);
   assert.equal(tuningUrl(device).pathname.endsWith(".json"), true);
+});
+
+Deno.test("tuned parameters: the fastest point on grids as big as the search's, else the winner", async () => {
+  const device: DeviceSummary = { ...gpu.summary, description: `test device ${freshSeed()}` };
+  const big = { BM: 128, BN: 256, BK: 16, PAD: 0, TN: 16, GROUP_M: 8 };
+  const robust = { BM: 64, BN: 128, BK: 8, PAD: 0, TN: 8, GROUP_M: 8 };
+  const shape = { m: 4096, k: 4096, n: 4096 };
+  const trial = (params: Record<string, number>, gflops: number, score: number) => ({
+    params,
+    validated: true,
+    gflops,
+    score,
+  });
+  const record: TuningRecord = {
+    schema: 1,
+    device,
+    date: new Date().toISOString(),
+    commit: "test",
+    shape,
+    shapes: [shape, { m: 1000, k: 3000, n: 777 }],
+    kernel: "11_autotune",
+    space: {},
+    trials: [trial(big, 32000, 17000), trial(robust, 31000, 21000)],
+    best: trial(robust, 31000, 21000),
+  };
+  const url = await saveTuning(record);
+  try {
+    assert.deepEqual(tunedParams(device), robust, "no shape: the winner");
+    assert.deepEqual(tunedParams(device, "11_autotune", shape), big);
+    assert.deepEqual(tunedParams(device, "11_autotune", { m: 8192, k: 64, n: 8192 }), big);
+    assert.deepEqual(tunedParams(device, "11_autotune", { m: 4095, k: 4095, n: 4095 }), big);
+    assert.deepEqual(tunedParams(device, "11_autotune", { m: 2048, k: 2048, n: 2048 }), robust);
+    assert.deepEqual(tunedParams(device, "11_autotune", { m: 1000, k: 3000, n: 777 }), robust);
+    const spec = findKernel("11_autotune")!;
+    assert.deepEqual(spec.deviceParams?.(device, shape), big);
+  } finally {
+    await Deno.remove(url);
+  }
 });
 
 Deno.test(

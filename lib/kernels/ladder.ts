@@ -297,7 +297,7 @@ export const autotuned: KernelSpec = {
     );
   },
   workgroupSize: (p) => [threads8xTN(p), 1, 1],
-  deviceParams: (device) => tunedParams(device, "11_autotune"),
+  deviceParams: (device, shape) => tunedParams(device, "11_autotune", shape),
   scalarViews: true,
   shapeParams: (s, p) => ({ VEC4_LOADS: vec4LoadsFor(s, p) ? 1 : 0 }),
   align: (p) => p.VEC4_LOADS === 0 ? ANY : VEC4,
