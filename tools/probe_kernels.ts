@@ -329,7 +329,9 @@ if (typeof cublas === "string") console.error(cublas);
 
 const allShapes = [square(big), square(bigger), ...oddPairs.flat(), rectNoPad];
 const distinct = [...new Map(allShapes.map((s) => [shapeLabel(s), s])).values()];
-for (const shape of distinct) probeCublas(shape);
+for (const shape of args.includes("--ablate") ? [square(big), square(bigger)] : distinct) {
+  probeCublas(shape);
+}
 
 // 0. (--ladder) every step at 4096.
 if (args.includes("--ladder")) {
@@ -441,8 +443,118 @@ if (args.includes("--parts")) {
   await stepTimes("10_double_buffer", oddPairs[2][0]);
 }
 
+/**
+ * 11 with stages of its tile loop left out (`--ablate`, round 6), to place the time inside the
+ * kernel: bit 1 fills the staged registers from the tile index instead of loading A and B; bit 2
+ * drops the loads and the stores to workgroup memory (nothing staged); bit 4 drops the barrier
+ * of the tile loop; bit 8 reads each tile's fragments once instead of per k step (the loads
+ * become loop-invariant, so the multiply-adds run from registers). Only bit 0 computes C.
+ */
+async function ablatedSource(): Promise<string> {
+  let code = await loadKernelSource("11_autotune.wgsl");
+  const edit = (from: string, to: string) => {
+    if (!code.includes(from)) throw new Error(`ablation: "${from}" not in 11_autotune.wgsl`);
+    code = code.replace(from, to);
+  };
+  code = "override ABLATE: u32 = 0u;\n" + code;
+  edit(
+    "fn fetch(tid: u32, m0: u32, n0: u32, k0: u32) -> Staged {",
+    `fn fetch(tid: u32, m0: u32, n0: u32, k0: u32) -> Staged {
+  if ((ABLATE & 1u) != 0u) {
+    let v = vec4<f32>(f32(k0 + tid));
+    return Staged(v, v, v, v, v, v, v, v);
+  }`,
+  );
+  edit(
+    "fn stash(tid: u32, buf: u32, s: Staged) {",
+    "fn stash(tid: u32, buf: u32, s: Staged) {\n  if ((ABLATE & 2u) != 0u) { return; }",
+  );
+  const barrier = "    workgroupBarrier();\n  }\n  let r0";
+  edit(barrier, "    if ((ABLATE & 4u) == 0u) { workgroupBarrier(); }\n  }\n  let r0");
+  edit(
+    "let a0 = As[aBuf + p * AS + a0At];",
+    "let q = select(p, 0u, (ABLATE & 8u) != 0u);\n          let a0 = As[aBuf + q * AS + a0At];",
+  );
+  edit("let a1 = As[aBuf + p * AS + a1At];", "let a1 = As[aBuf + q * AS + a1At];");
+  edit("let bAt = bBuf + p * (BN / 4u) + b0At;", "let bAt = bBuf + q * (BN / 4u) + b0At;");
+  return code;
+}
+
+async function ablations(configs: [string, Params][], shape: Shape) {
+  const spec = kernel("11_autotune");
+  const module = await compileWgsl(gpu, await ablatedSource(), "11 ablated");
+  const a = randomMatrix(shape.m, shape.k);
+  const b = randomMatrix(shape.k, shape.n);
+  const parts: [number, string][] = [
+    [0, "whole kernel"],
+    [1, "no global loads"],
+    [2, "nothing staged"],
+    [2 | 4, "nothing staged, no barrier"],
+    [2 | 4 | 8, "multiply-adds from registers only"],
+  ];
+  for (const [name, base] of configs) {
+    const params = { ...kernelParams(gpu, spec, base, shape), VEC4_LOADS: 1 };
+    for (const [bits, what] of parts) {
+      const pipeline = await gpu.device.createComputePipelineAsync({
+        layout: "auto",
+        compute: { module, entryPoint: "main", constants: { ...params, ABLATE: bits } },
+      });
+      const problem = await BoundProblem.create(gpu, { spec, params, pipeline }, shape, a, b);
+      await passMs(`ablate ${name}: ${what}`, (p) => problem.encode(p));
+      rows[rows.length - 1].kernel = "ablation";
+      rows[rows.length - 1].shape = shapeLabel(shape);
+      rows[rows.length - 1].params = { ...params, ABLATE: bits };
+      rows[rows.length - 1].gflops = 2 * shape.m * shape.n * shape.k /
+        (rows[rows.length - 1].medianMs! * 1e6);
+      problem.destroy();
+    }
+  }
+}
+
 const occupancy: { label: string; params: Params; concurrent: number; workgroups: number }[] = [];
-if (!args.includes("--odd") && !args.includes("--parts")) {
+if (args.includes("--ablate")) {
+  const shape = square(big);
+  const fastest = { BM: 128, BN: 256, BK: 16, PAD: 0, TN: 16, GROUP_M: 8 };
+  const square8 = { BM: 128, BN: 128, BK: 8, PAD: 0, TN: 8, GROUP_M: 8 };
+  const robust = { BM: 64, BN: 128, BK: 8, PAD: 0, TN: 8, GROUP_M: 8 };
+  const spec = kernel("11_autotune");
+  // Round 6b: the next tile's loads issued one step earlier (AHEAD 1) against 10's order.
+  const candidates: [string, Params][] = [];
+  for (
+    const [name, params] of [
+      ["128x256x16 TN16", fastest],
+      ["128x128x8 TN8", square8],
+      ["64x128x8 TN8", robust],
+      ["128x128x16 TN8", { ...square8, BK: 16 }],
+    ] as const
+  ) {
+    for (const ahead of [0, 1]) {
+      candidates.push([`11 ${name} AHEAD${ahead}`, { ...params, AHEAD: ahead }]);
+    }
+  }
+  for (const [label, params] of candidates) await probe(spec, shape, params, label);
+  for (const ahead of [0, 1]) {
+    await probe(
+      spec,
+      square(bigger),
+      { ...fastest, AHEAD: ahead },
+      `11 128x256x16 TN16 AHEAD${ahead}`,
+    );
+  }
+  await ablations([
+    ["128x256x16 TN16 AHEAD1", { ...fastest, AHEAD: 1 }],
+    ["128x128x8 TN8 AHEAD1", { ...square8, AHEAD: 1 }],
+  ], shape);
+  for (const [label, params] of candidates) {
+    try {
+      const full = { ...kernelParams(gpu, spec, params, shape), VEC4_LOADS: 1 };
+      const [concurrent, workgroups] = await kernelOccupancy(spec, full, shape);
+      occupancy.push({ label, params: full, concurrent, workgroups });
+    } catch (e) {
+      console.error(`occupancy ${label} failed: ${(e as Error).message}`);
+    }
+  }
+} else if (!args.includes("--odd") && !args.includes("--parts")) {
   // 1. 11's two load paths: the one it picks per shape, then each forced, on every shape.
   const tuned = kernel("11_autotune");
   const tunedParams = kernelParams(gpu, tuned);
@@ -497,8 +609,9 @@ for (const r of rows) {
   const c = ref.get(r.shape);
   console.log(
     `${r.label.padEnd(34)} ${r.shape.padEnd(14)} ` +
-      (r.kernel === "padding"
-        ? `${(r.medianMs! * 1000).toFixed(1).padStart(8)} us (time only)`
+      (r.kernel === "padding" || r.kernel === "ablation"
+        ? `${(r.medianMs! * 1000).toFixed(1).padStart(8)} us (time only` +
+          (r.gflops ? `, ${r.gflops.toFixed(0)} GFLOP/s equivalent)` : ")")
         : r.validated
         ? `${r.gflops!.toFixed(0).padStart(8)}  ${
           c ? (r.gflops! / c).toFixed(2).padStart(6) : "     -"
