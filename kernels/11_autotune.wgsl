@@ -39,12 +39,6 @@ override LB: u32 = BK * BN / 4u / THREADS;
 // so tiles that run at the same time share rows of A and columns of B in the L2 cache.
 // 1 keeps the plain row-by-row order. (A knob for the autotuner.)
 override GROUP_M: u32 = 1;
-// When the next tile's loads are issued. 0 (10's order): at the top of the step that stores
-// them, so they have one tile of multiply-adds to arrive in. 1: at the end of the step before,
-// after the previous tile's store: they stay in flight across the barrier and a whole tile of
-// multiply-adds, and the compiler cannot move them down next to their use (that is in the next
-// trip of the loop).
-override AHEAD: u32 = 0;
 // Size of one buffer of each tile, in vec4s.
 override A_TILE: u32 = BK * AS;
 override B_TILE: u32 = BK * BN / 4u;
@@ -301,16 +295,12 @@ fn main(
   var c70 = vec4<f32>(0.0); var c71 = vec4<f32>(0.0); var c72 = vec4<f32>(0.0); var c73 = vec4<f32>(0.0);
   let tiles = (dims.K + BK - 1u) / BK;
   stash(tid, 0u, fetch(tid, m0, n0, 0u));
-  var ahead: Staged;
-  if (AHEAD == 1u && tiles > 1u) {
-    ahead = fetch(tid, m0, n0, BK);
-  }
   workgroupBarrier();
   for (var t = 0u; t < tiles; t++) {
     let cur = t % 2u;
     let hasNext = t + 1u < tiles;
     var next: Staged;
-    if (AHEAD == 0u && hasNext) {
+    if (hasNext) {
       next = fetch(tid, m0, n0, (t + 1u) * BK);
     }
     let aBuf = cur * A_TILE;
@@ -345,14 +335,7 @@ fn main(
       }
     }
     if (hasNext) {
-      if (AHEAD == 1u) {
-        stash(tid, 1u - cur, ahead);
-        if (t + 2u < tiles) {
-          ahead = fetch(tid, m0, n0, (t + 2u) * BK);
-        }
-      } else {
-        stash(tid, 1u - cur, next);
-      }
+      stash(tid, 1u - cur, next);
     }
     workgroupBarrier();
   }

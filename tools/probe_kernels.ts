@@ -519,17 +519,13 @@ if (args.includes("--ablate")) {
   const fastest = { BM: 128, BN: 256, BK: 16, PAD: 0, TN: 16, GROUP_M: 8 };
   const square8 = { BM: 128, BN: 128, BK: 8, PAD: 0, TN: 8, GROUP_M: 8 };
   const spec = kernel("11_autotune");
-  // Round 6c: does the barrier wait for the next tile's loads in flight (AHEAD 1)?
-  const candidates: [string, Params][] = [0, 1].map((ahead) => [
-    `11 128x256x16 TN16 AHEAD${ahead}`,
-    { ...fastest, AHEAD: ahead },
-  ]);
-  for (const [label, params] of candidates) await probe(spec, shape, params, label);
-  await ablations([
-    ["128x256x16 TN16 AHEAD0", { ...fastest, AHEAD: 0 }],
-    ["128x256x16 TN16 AHEAD1", { ...fastest, AHEAD: 1 }],
-    ["128x128x8 TN8 AHEAD1", { ...square8, AHEAD: 1 }],
-  ], shape);
+  // Round 6: each configuration validated whole, then timed with stages of its tile loop left out.
+  const candidates: [string, Params][] = [
+    ["128x256x16 TN16", fastest],
+    ["128x128x8 TN8", square8],
+  ];
+  for (const [label, params] of candidates) await probe(spec, shape, params, `11 ${label}`);
+  await ablations(candidates, shape);
   for (const [label, params] of candidates) {
     try {
       const full = { ...kernelParams(gpu, spec, params, shape), VEC4_LOADS: 1 };
