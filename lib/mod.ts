@@ -18,3 +18,4 @@ export * from "./ceilings.ts";
 export * from "./notebook.ts";
 export * from "./notebook_records.ts";
 export * from "./lessons.ts";
+export * from "./ablation.ts";

@@ -21,6 +21,7 @@ import { openCublas } from "../lib/peers/cublas.ts";
 import { findKernel, type KernelSpec, type Params } from "../lib/registry.ts";
 import { BoundProblem, kernelParams, prepareKernel, runKernel } from "../lib/runner.ts";
 import { randomMatrix } from "../lib/matrix.ts";
+import { currentCommit } from "../lib/records.ts";
 import { timePasses } from "../lib/timing.ts";
 
 const args = Deno.args;
@@ -31,6 +32,8 @@ await Deno.mkdir(outDir, { recursive: true });
 const gpu = await acquireGpu();
 const slug = deviceSlug(gpu.summary);
 const started = new Date().toISOString();
+// On the GPU host (no .git) pass GEMM_COMMIT, as for the bench.
+const commit = await currentCommit();
 console.error(`device: ${gpu.summary.description} (${slug}), ${started}`);
 
 interface Row {
@@ -48,7 +51,7 @@ const rows: Row[] = [];
 const save = () =>
   Deno.writeTextFileSync(
     `${outDir}/probe.json`,
-    JSON.stringify({ device: gpu.summary, started, rows }, null, 1),
+    JSON.stringify({ device: gpu.summary, started, commit, rows }, null, 1),
   );
 
 const kernel = (id: string): KernelSpec => findKernel(id)!;
@@ -578,7 +581,7 @@ if (args.includes("--ablate")) {
   for (const o of occupancy) console.error(`occupancy ${o.label}: ${o.concurrent} resident`);
   Deno.writeTextFileSync(
     `${outDir}/occupancy.json`,
-    JSON.stringify({ device: gpu.summary, started, occupancy }, null, 1),
+    JSON.stringify({ device: gpu.summary, started, commit, occupancy }, null, 1),
   );
 }
 
