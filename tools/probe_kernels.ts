@@ -453,8 +453,21 @@ if (args.includes("--parts")) {
  * of the tile loop; bit 8 reads each tile's fragments once instead of per k step (the loads
  * become loop-invariant, so the multiply-adds run from registers). Only bit 0 computes C.
  */
-async function ablatedSource(): Promise<string> {
-  let code = await loadKernelSource("11_autotune.wgsl");
+/** A source-to-source edit of 11 (round 7's variants). */
+type Variant = (code: string) => string;
+
+const ABLATION_PARTS: [number, string][] = [
+  [0, "whole kernel"],
+  [1, "no global loads"],
+  [4, "no barrier"],
+  [1 | 4, "no global loads, no barrier"],
+  [2, "nothing staged"],
+  [2 | 4, "nothing staged, no barrier"],
+  [2 | 4 | 8, "multiply-adds from registers only"],
+];
+
+async function ablatedSource(variant: Variant = (c) => c): Promise<string> {
+  let code = variant(await loadKernelSource("11_autotune.wgsl"));
   const edit = (from: string, to: string) => {
     if (!code.includes(from)) throw new Error(`ablation: "${from}" not in 11_autotune.wgsl`);
     code = code.replace(from, to);
@@ -483,20 +496,16 @@ async function ablatedSource(): Promise<string> {
   return code;
 }
 
-async function ablations(configs: [string, Params][], shape: Shape) {
+async function ablations(
+  configs: [string, Params][],
+  shape: Shape,
+  variant?: Variant,
+  parts: [number, string][] = ABLATION_PARTS,
+) {
   const spec = kernel("11_autotune");
-  const module = await compileWgsl(gpu, await ablatedSource(), "11 ablated");
+  const module = await compileWgsl(gpu, await ablatedSource(variant), "11 ablated");
   const a = randomMatrix(shape.m, shape.k);
   const b = randomMatrix(shape.k, shape.n);
-  const parts: [number, string][] = [
-    [0, "whole kernel"],
-    [1, "no global loads"],
-    [4, "no barrier"],
-    [1 | 4, "no global loads, no barrier"],
-    [2, "nothing staged"],
-    [2 | 4, "nothing staged, no barrier"],
-    [2 | 4 | 8, "multiply-adds from registers only"],
-  ];
   for (const [name, base] of configs) {
     const params = { ...kernelParams(gpu, spec, base, shape), VEC4_LOADS: 1 };
     for (const [bits, what] of parts) {
@@ -516,6 +525,40 @@ async function ablations(configs: [string, Params][], shape: Shape) {
   }
 }
 
+/** 11's multiply-adds written with the fma() builtin instead of `c += a * b`. */
+const fmaBuiltin: Variant = (code) => {
+  let n = 0;
+  const out = code.replace(/(c\d\d) \+= (a\d\.[xyzw]) \* (b\d);/g, (_m, c, a, b) => {
+    n++;
+    return `${c} = fma(vec4<f32>(${a}), ${b}, ${c});`;
+  });
+  if (n !== 32) throw new Error(`fma variant: ${n} vec4 multiply-adds rewritten, expected 32`);
+  return out;
+};
+
+/**
+ * --variants (round 7): 11 rewritten at the source, each validated whole through a temporary
+ * kernel file, then timed whole, without global loads and with the multiply-adds alone.
+ */
+async function variants(configs: [string, Params][], shape: Shape) {
+  const list: [string, Variant][] = [["as is", (c) => c], ["fma()", fmaBuiltin]];
+  const parts = ABLATION_PARTS.filter(([bits]) => bits === 0 || bits === 1 || bits === 14);
+  for (const [vname, variant] of list) {
+    const file = `_probe_variant_${list.findIndex(([n]) => n === vname)}.wgsl`;
+    const path = new URL(`../kernels/${file}`, import.meta.url);
+    await Deno.writeTextFile(path, variant(await loadKernelSource("11_autotune.wgsl")));
+    try {
+      const spec = { ...kernel("11_autotune"), file };
+      for (const [label, params] of configs) {
+        await probe(spec, shape, params, `11 ${label} ${vname}`);
+      }
+    } finally {
+      await Deno.remove(path);
+    }
+    await ablations(configs.map(([l, p]) => [`${l} ${vname}`, p]), shape, variant, parts);
+  }
+}
+
 const occupancy: { label: string; params: Params; concurrent: number; workgroups: number }[] = [];
 if (args.includes("--ablate")) {
   const shape = square(big);
@@ -527,8 +570,12 @@ if (args.includes("--ablate")) {
     ["128x256x16 TN16", fastest],
     ["128x128x8 TN8", square8],
   ];
-  for (const [label, params] of candidates) await probe(spec, shape, params, `11 ${label}`);
-  await ablations(candidates, shape);
+  if (args.includes("--variants")) {
+    await variants(candidates, shape);
+  } else {
+    for (const [label, params] of candidates) await probe(spec, shape, params, `11 ${label}`);
+    await ablations(candidates, shape);
+  }
   for (const [label, params] of candidates) {
     try {
       const full = { ...kernelParams(gpu, spec, params, shape), VEC4_LOADS: 1 };
