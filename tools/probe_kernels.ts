@@ -525,15 +525,43 @@ async function ablations(
   }
 }
 
-/** 11's multiply-adds written with the fma() builtin instead of `c += a * b`. */
-const fmaBuiltin: Variant = (code) => {
-  let n = 0;
-  const out = code.replace(/(c\d\d) \+= (a\d\.[xyzw]) \* (b\d);/g, (_m, c, a, b) => {
-    n++;
-    return `${c} = fma(vec4<f32>(${a}), ${b}, ${c});`;
-  });
-  if (n !== 32) throw new Error(`fma variant: ${n} vec4 multiply-adds rewritten, expected 32`);
-  return out;
+/** The text of WGSL function `name` in `code`, from `fn` to its closing brace at column 0. */
+function fnText(code: string, name: string): string {
+  const start = code.indexOf(`fn ${name}(`);
+  const end = code.indexOf("\n}\n", start);
+  if (start < 0 || end < 0) throw new Error(`variant: fn ${name} not found`);
+  return code.slice(start, end + 3);
+}
+
+const CHECKED_A =
+  "return select(vec4<f32>(0.0), A[(gr * dims.K + gk) / 4u], gr < dims.M && gk < dims.K);";
+const CHECKED_B =
+  "return select(vec4<f32>(0.0), B[(gk * dims.N + gn) / 4u], gk < dims.K && gn < dims.N);";
+
+/** 11's vec4 loads without their bounds select (right only when every tile is whole). */
+const uncheckedLoads: Variant = (code) => {
+  if (!code.includes(CHECKED_A) || !code.includes(CHECKED_B)) {
+    throw new Error("unchecked variant: the checked loads are not in 11");
+  }
+  return code.replace(CHECKED_A, "return A[(gr * dims.K + gk) / 4u];")
+    .replace(CHECKED_B, "return B[(gk * dims.N + gn) / 4u];");
+};
+
+/** Tiles wholly inside A and B take a copy of the vec4 fetch without bounds selects. */
+const insideBranch: Variant = (code) => {
+  const inside = (text: string) =>
+    text.replaceAll("loadVec4A", "loadVec4AInside").replaceAll("loadVec4B", "loadVec4BInside")
+      .replace("fn fetchVec4(", "fn fetchVec4Inside(");
+  const copies = uncheckedLoads(
+    [fnText(code, "loadVec4A"), fnText(code, "loadVec4B"), fnText(code, "fetchVec4")].join("\n"),
+  );
+  const call = "    return fetchVec4(tid, m0, n0, k0);";
+  if (!code.includes(call)) throw new Error("inside variant: the vec4 fetch call is not in 11");
+  return code.replace(
+    call,
+    "    if (k0 + BK <= dims.K && m0 + BM <= dims.M && n0 + BN <= dims.N) {\n" +
+      "      return fetchVec4Inside(tid, m0, n0, k0);\n    }\n" + call,
+  ) + "\n" + inside(copies);
 };
 
 /**
@@ -541,7 +569,11 @@ const fmaBuiltin: Variant = (code) => {
  * kernel file, then timed whole, without global loads and with the multiply-adds alone.
  */
 async function variants(configs: [string, Params][], shape: Shape) {
-  const list: [string, Variant][] = [["as is", (c) => c], ["fma()", fmaBuiltin]];
+  const list: [string, Variant][] = [
+    ["as is", (c) => c],
+    ["unchecked loads", uncheckedLoads],
+    ["inside branch", insideBranch],
+  ];
   const parts = ABLATION_PARTS.filter(([bits]) => bits === 0 || bits === 1 || bits === 14);
   for (const [vname, variant] of list) {
     const file = `_probe_variant_${list.findIndex(([n]) => n === vname)}.wgsl`;

@@ -39,6 +39,9 @@ const int CUBLAS_OP_N = 0, CUBLAS_DEFAULT_MATH = 0;
 
 // ABLATE bits: 1 synthetic staged values instead of global loads; 2 nothing staged (no loads, no
 // stores to shared memory); 4 no barrier in the tile loop; 8 fragments read once per tile.
+// Two more add what the WGSL path adds around memory accesses: 16 clamps every shared-memory
+// index (and vector component) to its array, as naga does for every dynamic index; 32 clamps
+// every global index to the buffer's length and keeps 11's explicit bounds select on the loads.
 template <int BM, int BN, int BK, int TN, int GROUP_M, int ABLATE>
 __global__ void __launch_bounds__((BM / 8) * (BN / TN))
     port11(const float4* __restrict__ A, const float4* __restrict__ B, float* __restrict__ C,
@@ -52,6 +55,15 @@ __global__ void __launch_bounds__((BM / 8) * (BN / TN))
   __shared__ float4 As[2 * A_TILE];
   __shared__ float4 Bs[2 * B_TILE];
 
+  constexpr bool CLAMP_SHARED = ABLATE & 16, CLAMP_GLOBAL = ABLATE & 32;
+  // naga's policy for a dynamic index: min(index, length - 1), unsigned.
+  auto inShared = [](int i, int length) {
+    return CLAMP_SHARED ? int(min(unsigned(i), unsigned(length - 1))) : i;
+  };
+  auto inGlobal = [](int i, int length) {
+    return CLAMP_GLOBAL ? int(min(unsigned(i), unsigned(length - 1))) : i;
+  };
+  const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
   const int tid = threadIdx.x;
   // tileOf(): GROUP_M tile rows walked column by column.
   const int tilesN = gridDim.x, tilesM = gridDim.y;
@@ -81,32 +93,38 @@ __global__ void __launch_bounds__((BM / 8) * (BN / TN))
     for (int l = 0; l < LA; l++) {
       const int i = tid + l * THREADS;
       const int gr = m0 + i / (BK / 4), gk = k0 + (i % (BK / 4)) * 4;
-      sa[l] = (ABLATE & 1) ? make_float4(float(k0 + tid), 0.f, 0.f, 0.f) : A[(gr * K + gk) / 4];
+      const float4 v = A[inGlobal((gr * K + gk) / 4, M * K / 4)];
+      sa[l] = (ABLATE & 1)                            ? make_float4(float(k0 + tid), 0.f, 0.f, 0.f)
+              : CLAMP_GLOBAL && !(gr < M && gk < K) ? zero
+                                                      : v;
     }
 #pragma unroll
     for (int l = 0; l < LB; l++) {
       const int i = tid + l * THREADS;
       const int gk = k0 + i / (BN / 4), gn = n0 + (i % (BN / 4)) * 4;
-      sb[l] = (ABLATE & 1) ? make_float4(float(k0 + tid), 0.f, 0.f, 0.f) : B[(gk * N + gn) / 4];
+      const float4 v = B[inGlobal((gk * N + gn) / 4, K * N / 4)];
+      sb[l] = (ABLATE & 1)                            ? make_float4(float(k0 + tid), 0.f, 0.f, 0.f)
+              : CLAMP_GLOBAL && !(gk < K && gn < N) ? zero
+                                                      : v;
     }
   };
   auto stash = [&](int buf) {
     if (ABLATE & 2) return;
-    float* as = reinterpret_cast<float*>(As + buf * A_TILE);
+    float* as = reinterpret_cast<float*>(As);
 #pragma unroll
     for (int l = 0; l < LA; l++) {
       // storeVec4A(): four k values of one row of A go to four rows of the transposed tile.
       const int i = tid + l * THREADS;
       const int r = i / (BK / 4);
-      const int at = (i % (BK / 4)) * 4 * AS + r / 4;
-      const int comp = r % 4;
-      as[(at)*4 + comp] = sa[l].x;
-      as[(at + AS) * 4 + comp] = sa[l].y;
-      as[(at + 2 * AS) * 4 + comp] = sa[l].z;
-      as[(at + 3 * AS) * 4 + comp] = sa[l].w;
+      const int at = buf * A_TILE + (i % (BK / 4)) * 4 * AS + r / 4;
+      const int comp = inShared(r % 4, 4);
+      as[inShared(at, 2 * A_TILE) * 4 + comp] = sa[l].x;
+      as[inShared(at + AS, 2 * A_TILE) * 4 + comp] = sa[l].y;
+      as[inShared(at + 2 * AS, 2 * A_TILE) * 4 + comp] = sa[l].z;
+      as[inShared(at + 3 * AS, 2 * A_TILE) * 4 + comp] = sa[l].w;
     }
 #pragma unroll
-    for (int l = 0; l < LB; l++) Bs[buf * B_TILE + tid + l * THREADS] = sb[l];
+    for (int l = 0; l < LB; l++) Bs[inShared(buf * B_TILE + tid + l * THREADS, 2 * B_TILE)] = sb[l];
   };
 
   const int tiles = K / BK;
@@ -117,15 +135,16 @@ __global__ void __launch_bounds__((BM / 8) * (BN / TN))
     const int cur = t % 2;
     const bool hasNext = t + 1 < tiles;
     if (hasNext && !(ABLATE & 2)) fetch((t + 1) * BK);
-    const float4* as = As + cur * A_TILE;
-    const float4* bs = Bs + cur * B_TILE;
 #pragma unroll
     for (int p = 0; p < BK; p++) {
       const int q = (ABLATE & 8) ? 0 : p;
-      const float4 a0 = as[q * AS + a0At], a1 = as[q * AS + a1At];
+      const float4 a0 = As[inShared(cur * A_TILE + q * AS + a0At, 2 * A_TILE)];
+      const float4 a1 = As[inShared(cur * A_TILE + q * AS + a1At, 2 * A_TILE)];
       float4 b[TN / 4];
 #pragma unroll
-      for (int j = 0; j < TN / 4; j++) b[j] = bs[q * (BN / 4) + b0At + 8 * j];
+      for (int j = 0; j < TN / 4; j++) {
+        b[j] = Bs[inShared(cur * B_TILE + q * (BN / 4) + b0At + 8 * j, 2 * B_TILE)];
+      }
       const float av[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
 #pragma unroll
       for (int i = 0; i < 8; i++)
@@ -271,14 +290,19 @@ int main(int argc, char** argv) {
 #define RUN(BM, BN, BK, TN, ABL, label)                                                    \
   do {                                                                                     \
     CHECK(cudaMemset(dC, 0xff, bytes));                                                    \
-    report(label, timeKernel<BM, BN, BK, TN, ABL>(dA, dB, dC, n, reps), ABL == 0);         \
+    report(label, timeKernel<BM, BN, BK, TN, ABL>(dA, dB, dC, n, reps), (ABL & 15) == 0);         \
   } while (0)
   RUN(128, 256, 16, 16, 0, "port 128x256x16 TN16: whole kernel");
   RUN(128, 256, 16, 16, 1, "port 128x256x16 TN16: no global loads");
   RUN(128, 256, 16, 16, 2, "port 128x256x16 TN16: nothing staged");
   RUN(128, 256, 16, 16, 6, "port 128x256x16 TN16: nothing staged, no barrier");
   RUN(128, 256, 16, 16, 14, "port 128x256x16 TN16: multiply-adds from registers only");
+  RUN(128, 256, 16, 16, 16, "port 128x256x16 TN16: whole, shared indices clamped");
+  RUN(128, 256, 16, 16, 32, "port 128x256x16 TN16: whole, global indices clamped");
+  RUN(128, 256, 16, 16, 48, "port 128x256x16 TN16: whole, all indices clamped");
+  RUN(128, 256, 16, 16, 17, "port 128x256x16 TN16: shared clamped, no global loads");
   RUN(128, 128, 8, 8, 0, "port 128x128x8 TN8: whole kernel");
+  RUN(128, 128, 8, 8, 48, "port 128x128x8 TN8: whole, all indices clamped");
   RUN(128, 128, 8, 8, 1, "port 128x128x8 TN8: no global loads");
   RUN(128, 128, 8, 8, 14, "port 128x128x8 TN8: multiply-adds from registers only");
   return 0;
