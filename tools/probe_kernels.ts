@@ -466,8 +466,8 @@ const ABLATION_PARTS: [number, string][] = [
   [2 | 4 | 8, "multiply-adds from registers only"],
 ];
 
-async function ablatedSource(variant: Variant = (c) => c): Promise<string> {
-  let code = variant(await loadKernelSource("11_autotune.wgsl"));
+async function ablatedSource(): Promise<string> {
+  let code = await loadKernelSource("11_autotune.wgsl");
   const edit = (from: string, to: string) => {
     if (!code.includes(from)) throw new Error(`ablation: "${from}" not in 11_autotune.wgsl`);
     code = code.replace(from, to);
@@ -496,19 +496,14 @@ async function ablatedSource(variant: Variant = (c) => c): Promise<string> {
   return code;
 }
 
-async function ablations(
-  configs: [string, Params][],
-  shape: Shape,
-  variant?: Variant,
-  parts: [number, string][] = ABLATION_PARTS,
-) {
+async function ablations(configs: [string, Params][], shape: Shape) {
   const spec = kernel("11_autotune");
-  const module = await compileWgsl(gpu, await ablatedSource(variant), "11 ablated");
+  const module = await compileWgsl(gpu, await ablatedSource(), "11 ablated");
   const a = randomMatrix(shape.m, shape.k);
   const b = randomMatrix(shape.k, shape.n);
   for (const [name, base] of configs) {
     const params = { ...kernelParams(gpu, spec, base, shape), VEC4_LOADS: 1 };
-    for (const [bits, what] of parts) {
+    for (const [bits, what] of ABLATION_PARTS) {
       const pipeline = await gpu.device.createComputePipelineAsync({
         layout: "auto",
         compute: { module, entryPoint: "main", constants: { ...params, ABLATE: bits } },
@@ -525,56 +520,54 @@ async function ablations(
   }
 }
 
-/** The text of WGSL function `name` in `code`, from `fn` to its closing brace at column 0. */
-function fnText(code: string, name: string): string {
-  const start = code.indexOf(`fn ${name}(`);
-  const end = code.indexOf("\n}\n", start);
-  if (start < 0 || end < 0) throw new Error(`variant: fn ${name} not found`);
-  return code.slice(start, end + 3);
-}
-
 const CHECKED_A =
   "return select(vec4<f32>(0.0), A[(gr * dims.K + gk) / 4u], gr < dims.M && gk < dims.K);";
 const CHECKED_B =
   "return select(vec4<f32>(0.0), B[(gk * dims.N + gn) / 4u], gk < dims.K && gn < dims.N);";
 
-/** 11's vec4 loads without their bounds select (right only when every tile is whole). */
-const uncheckedLoads: Variant = (code) => {
+/** 11's vec4 loads with their bounds checks rewritten: `a` and `b` replace the two returns. */
+const loadsAs = (a: string, b: string): Variant => (code) => {
   if (!code.includes(CHECKED_A) || !code.includes(CHECKED_B)) {
-    throw new Error("unchecked variant: the checked loads are not in 11");
+    throw new Error("load variant: the checked loads are not in 11");
   }
-  return code.replace(CHECKED_A, "return A[(gr * dims.K + gk) / 4u];")
-    .replace(CHECKED_B, "return B[(gk * dims.N + gn) / 4u];");
+  return code.replace(CHECKED_A, a).replace(CHECKED_B, b);
 };
 
-/** Tiles wholly inside A and B take a copy of the vec4 fetch without bounds selects. */
-const insideBranch: Variant = (code) => {
-  const inside = (text: string) =>
-    text.replaceAll("loadVec4A", "loadVec4AInside").replaceAll("loadVec4B", "loadVec4BInside")
-      .replace("fn fetchVec4(", "fn fetchVec4Inside(");
-  const copies = uncheckedLoads(
-    [fnText(code, "loadVec4A"), fnText(code, "loadVec4B"), fnText(code, "fetchVec4")].join("\n"),
-  );
-  const call = "    return fetchVec4(tid, m0, n0, k0);";
-  if (!code.includes(call)) throw new Error("inside variant: the vec4 fetch call is not in 11");
-  return code.replace(
-    call,
-    "    if (k0 + BK <= dims.K && m0 + BM <= dims.M && n0 + BN <= dims.N) {\n" +
-      "      return fetchVec4Inside(tid, m0, n0, k0);\n    }\n" + call,
-  ) + "\n" + inside(copies);
-};
+/** No bounds check at all: right only when every tile is whole. */
+const uncheckedLoads = loadsAs(
+  "return A[(gr * dims.K + gk) / 4u];",
+  "return B[(gk * dims.N + gn) / 4u];",
+);
+
+/** Out-of-bounds loads read the buffer's last vec4 (which a runner would keep zero). */
+const addressSelect = loadsAs(
+  "return A[select(arrayLength(&A) - 1u, (gr * dims.K + gk) / 4u, gr < dims.M && gk < dims.K)];",
+  "return B[select(arrayLength(&B) - 1u, (gk * dims.N + gn) / 4u, gk < dims.K && gn < dims.N)];",
+);
+
+/** Only K checked (rows past M and columns past N would be clamped, their results unstored). */
+const kOnlySelect = loadsAs(
+  "return select(vec4<f32>(0.0), A[(gr * dims.K + gk) / 4u], gk < dims.K);",
+  "return select(vec4<f32>(0.0), B[(gk * dims.N + gn) / 4u], gk < dims.K);",
+);
+
+const kOnlyAddress = loadsAs(
+  "return A[select(arrayLength(&A) - 1u, (gr * dims.K + gk) / 4u, gk < dims.K)];",
+  "return B[select(arrayLength(&B) - 1u, (gk * dims.N + gn) / 4u, gk < dims.K)];",
+);
 
 /**
- * --variants (round 7): 11 rewritten at the source, each validated whole through a temporary
- * kernel file, then timed whole, without global loads and with the multiply-adds alone.
+ * --variants (round 7): 11 rewritten at the source, each validated and timed whole through a
+ * temporary kernel file.
  */
 async function variants(configs: [string, Params][], shape: Shape) {
   const list: [string, Variant][] = [
     ["as is", (c) => c],
     ["unchecked loads", uncheckedLoads],
-    ["inside branch", insideBranch],
+    ["address select", addressSelect],
+    ["K-only select", kOnlySelect],
+    ["K-only address select", kOnlyAddress],
   ];
-  const parts = ABLATION_PARTS.filter(([bits]) => bits === 0 || bits === 1 || bits === 14);
   for (const [vname, variant] of list) {
     const file = `_probe_variant_${list.findIndex(([n]) => n === vname)}.wgsl`;
     const path = new URL(`../kernels/${file}`, import.meta.url);
@@ -587,7 +580,6 @@ async function variants(configs: [string, Params][], shape: Shape) {
     } finally {
       await Deno.remove(path);
     }
-    await ablations(configs.map(([l, p]) => [`${l} ${vname}`, p]), shape, variant, parts);
   }
 }
 
