@@ -194,11 +194,16 @@ export async function readBuffer(gpu: Gpu, src: GPUBuffer, bytes: number): Promi
   return copy;
 }
 
-/** A storage buffer filled from `data`. */
-export function uploadBuffer(gpu: Gpu, data: ArrayBufferView, label: string): GPUBuffer {
+/** A storage buffer filled from `data`, with `zeroTail` zero bytes after it (16-byte rounded). */
+export function uploadBuffer(
+  gpu: Gpu,
+  data: ArrayBufferView,
+  label: string,
+  zeroTail = 0,
+): GPUBuffer {
   const buf = gpu.device.createBuffer({
     label,
-    size: Math.max(16, Math.ceil(data.byteLength / 16) * 16),
+    size: Math.max(16, Math.ceil(data.byteLength / 16) * 16 + zeroTail),
     usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC,
   });
   gpu.device.queue.writeBuffer(

@@ -26,6 +26,13 @@ import { ceilDiv, type EdgePlan, edgePlan, paddedSize } from "./kernels/cost.ts"
 import type { KernelSpec, Params } from "./registry.ts";
 import { timePasses, type Timing, type TimingOptions } from "./timing.ts";
 
+/**
+ * Zero bytes after every operand buffer's data. The vec4 kernels (07-11) bounds-check a load by
+ * selecting its address: an element outside the matrix reads the buffer's last vec4, these zeros.
+ * (New buffers are zero-filled; nothing ever writes here.)
+ */
+export const ZERO_TAIL = 16;
+
 /** One kernel on one shape: the record's `results` entry. */
 export interface KernelResult {
   kernel: string;
@@ -288,7 +295,7 @@ export class BoundProblem {
   private buffer(elements: number, label: string): GPUBuffer {
     const buf = this.gpu.device.createBuffer({
       label,
-      size: Math.max(16, roundUp(elements * this.bytesPer, 16)),
+      size: roundUp(elements * this.bytesPer, 16) + ZERO_TAIL,
       usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC,
     });
     this.owned.push(buf);
@@ -297,7 +304,7 @@ export class BoundProblem {
 
   private upload(data: ArrayLike<number>, label: string): GPUBuffer {
     const typed = this.bytesPer === 2 ? f16Words(data) : Float32Array.from(data);
-    const buf = uploadBuffer(this.gpu, typed, label);
+    const buf = uploadBuffer(this.gpu, typed, label, ZERO_TAIL);
     this.owned.push(buf);
     return buf;
   }

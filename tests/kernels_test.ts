@@ -52,6 +52,21 @@ for (const spec of ladder) {
   });
 }
 
+// The vec4 kernels point a load outside the matrix at the zero vec4 the runner keeps after A's
+// and B's data (ZERO_TAIL). A shape with partial tiles in M, N (wider than an edge strip) and K
+// makes them read it: without the zeros, the last partial k tile adds garbage to C.
+Deno.test("vec4 kernels: loads past M, N and K read the zero tail", gpuTest, async () => {
+  const shape = { m: 148, k: 52, n: 148 };
+  let checked = 0;
+  for (const spec of ladder) {
+    if (!(await loadKernelSource(spec.file)).includes("arrayLength(&A)")) continue;
+    const params = "VEC4_LOADS" in spec.params ? { VEC4_LOADS: 1 } : undefined;
+    await assertCorrect(spec, shape, params);
+    checked++;
+  }
+  assert.equal(checked, 5, "07, 08, 09, 10 and 11 bounds-check by address");
+});
+
 Deno.test(
   "every valid point of each tuning space is correct on an odd shape",
   gpuTest,
