@@ -583,6 +583,19 @@ async function variants(configs: [string, Params][], shape: Shape) {
   }
 }
 
+// --loads (round 7): 11's two load paths at the parameters the bench picks per shape, after the
+// bounds checks moved to the load address.
+if (args.includes("--loads")) {
+  const spec = kernel("11_autotune");
+  for (const shape of [rectOdd, oddPairs[2][1], square(big + 1)]) {
+    for (const vec4 of [0, 1]) {
+      const params = { ...kernelParams(gpu, spec, undefined, shape), VEC4_LOADS: vec4 };
+      await probe(spec, shape, params, `11 ${vec4 ? "vec4" : "scalar"} loads`);
+    }
+  }
+  Deno.exit(0);
+}
+
 const occupancy: { label: string; params: Params; concurrent: number; workgroups: number }[] = [];
 if (args.includes("--ablate")) {
   const shape = square(big);
