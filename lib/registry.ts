@@ -78,11 +78,6 @@ export interface KernelSpec {
    * given, layered over `params` by the runner; undefined keeps the defaults.
    */
   deviceParams?(device: DeviceSummary, shape?: Shape): Params | undefined;
-  /**
-   * Parameters chosen per problem shape (e.g. a load path), given the parameters so far; layered
-   * over the device parameters and under explicit overrides.
-   */
-  shapeParams?(shape: Shape, p: Params): Params;
 }
 
 export const naive: KernelSpec = {

@@ -129,7 +129,7 @@ export function checkKernelFits(gpu: Gpu, spec: KernelSpec, params: Params): voi
 
 /**
  * A kernel's parameters on this device: defaults, then device-tuned ones (for `shape`, when
- * given), then those the kernel picks for `shape` (a load path, say), then `overrides`.
+ * given), then `overrides`.
  */
 export function kernelParams(
   gpu: Gpu,
@@ -137,9 +137,7 @@ export function kernelParams(
   overrides?: Params,
   shape?: Shape,
 ): Params {
-  const tuned = { ...spec.params, ...spec.deviceParams?.(gpu.summary, shape) };
-  const perShape = shape ? spec.shapeParams?.(shape, { ...tuned, ...overrides }) : undefined;
-  return { ...tuned, ...perShape, ...overrides };
+  return { ...spec.params, ...spec.deviceParams?.(gpu.summary, shape), ...overrides };
 }
 
 /** Compile a kernel with the given tile parameters (as WGSL override constants). */

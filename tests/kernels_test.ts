@@ -10,7 +10,6 @@ import { autotune, saveTuning, spacePoints } from "../lib/autotune.ts";
 import { acquireGpu, type DeviceSummary, loadKernelSource } from "../lib/gpu.ts";
 import { flops, freshSeed, randomMatrix, rng, type Shape } from "../lib/matrix.ts";
 import { findKernel, KERNELS, type KernelSpec } from "../lib/registry.ts";
-import { vec4LoadsFor } from "../lib/kernels/ladder.ts";
 import { edgePlan, STRIP_WIDTH } from "../lib/kernels/cost.ts";
 import { BoundProblem, kernelParams, prepareKernel, runKernel } from "../lib/runner.ts";
 import { loadTuning, tunedParams, type TuningRecord, tuningUrl } from "../lib/tuning.ts";
@@ -60,8 +59,7 @@ Deno.test("vec4 kernels: loads past M, N and K read the zero tail", gpuTest, asy
   let checked = 0;
   for (const spec of ladder) {
     if (!(await loadKernelSource(spec.file)).includes("arrayLength(&A)")) continue;
-    const params = "VEC4_LOADS" in spec.params ? { VEC4_LOADS: 1 } : undefined;
-    await assertCorrect(spec, shape, params);
+    await assertCorrect(spec, shape);
     checked++;
   }
   assert.equal(checked, 5, "07, 08, 09, 10 and 11 bounds-check by address");
@@ -158,7 +156,6 @@ Deno.test("registry: ids, files, every param an override, grids cover the shape"
     const keys = new Set([
       ...Object.keys(spec.params),
       ...Object.keys(spec.space ?? {}),
-      ...Object.keys(spec.shapeParams?.({ m: 131, k: 45, n: 197 }, spec.params) ?? {}),
     ]);
     for (const key of keys) {
       assert.match(code, new RegExp(`override ${key}\\b`), `${spec.file} lacks override ${key}`);
@@ -250,21 +247,16 @@ Deno.test("11_autotune: device parameters layer between defaults and overrides",
 });
 
 Deno.test(
-  "11_autotune: both load paths are correct, and the shape picks one",
+  "11_autotune: both load paths are correct; vec4 unless asked",
   gpuTest,
   async () => {
     const spec = findKernel("11_autotune")!;
-    const p = spec.params;
-    assert.equal(vec4LoadsFor({ m: 4096, k: 4096, n: 4096 }, p), true, "aligned: vec4, no padding");
-    assert.equal(vec4LoadsFor({ m: 1000, k: 3000, n: 777 }, p), false, "small grid: scalar");
-    assert.equal(vec4LoadsFor({ m: 4097, k: 4097, n: 4097 }, p), true, "many waves: pad, vec4");
-    const picked = kernelParams(gpu, spec, undefined, { m: 100, k: 300, n: 77 });
-    assert.equal(picked.VEC4_LOADS, 0);
-    assert.deepEqual(spec.align(picked), { m: 1, n: 1, k: 1 }, "the scalar path needs no padding");
-    assert.equal(
-      kernelParams(gpu, spec, { VEC4_LOADS: 1 }, { m: 100, k: 300, n: 77 }).VEC4_LOADS,
-      1,
-    );
+    const odd = { m: 100, k: 300, n: 77 };
+    const picked = kernelParams(gpu, spec, undefined, odd);
+    assert.equal(picked.VEC4_LOADS, 1);
+    assert.deepEqual(spec.align(picked), { m: 1, n: 4, k: 4 }, "vec4 loads pad K and N");
+    const scalar = kernelParams(gpu, spec, { VEC4_LOADS: 0 }, odd);
+    assert.deepEqual(spec.align(scalar), { m: 1, n: 1, k: 1 }, "the scalar path needs no padding");
     const seed = freshSeed();
     for (const shape of shapes(seed, 4)) {
       for (const VEC4_LOADS of [0, 1]) await assertCorrect(spec, shape, { VEC4_LOADS });

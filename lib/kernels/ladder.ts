@@ -245,22 +245,6 @@ export const doubleBuffer: KernelSpec = {
   workgroupStorageBytes: (p) => 2 * paddedTileBytes(p),
 };
 
-/**
- * Largest grid (in workgroups) on which 11 prefers scalar loads to padding an unaligned K or N.
- * Measured on an H200 (kernels/NOTES.md, round 3): at 1000x3000x777 (112 workgroups, fewer than
- * its 132 SMs) padding B made 11 18% slower than an unpadded 1000x3000x780, scalar loads 2%; at
- * 4097 (2 145 workgroups, many waves) scalar loads were 8% slower than padding, because their
- * extra registers cost a quarter of the resident workgroups. With a workgroup or two per SM,
- * occupancy hardly matters.
- */
-export const SCALAR_LOADS_MAX_WORKGROUPS = 256;
-
-/** Whether 11 loads vec4s at `s` (K and N multiples of 4, or a grid big enough to pad). */
-export function vec4LoadsFor(s: Shape, p: Params): boolean {
-  if (s.k % 4 === 0 && s.n % 4 === 0) return true;
-  return ceilDiv(s.m, p.BM) * ceilDiv(s.n, p.BN) > SCALAR_LOADS_MAX_WORKGROUPS;
-}
-
 /** Invocations of 11: each owns an 8 x TN block of C. */
 const threads8xTN = (p: Params) => (p.BM / 8) * (p.BN / p.TN);
 
@@ -272,7 +256,12 @@ export const autotuned: KernelSpec = {
   title: "Autotuned",
   idea: "10 with tile sizes and each invocation's block (8 x 8 or 8 x 16) searched on this device.",
   file: "11_autotune.wgsl",
-  params: { ...doubleBuffer.params, TN: 8 },
+  // vec4 loads (with padding when K or N is not a multiple of 4) on every shape. Round 3 found the
+  // scalar path, which needs no padding, 18% ahead on grids smaller than the GPU; since the bounds
+  // checks select the load's address (round 7) vec4 loads win there too (1000x3000x777 on an H200:
+  // 13 547 vs 11 311 GFLOP/s) and everywhere else measured. VEC4_LOADS 0 stays for comparing the
+  // two on another adapter (notebook 11).
+  params: { ...doubleBuffer.params, TN: 8, VEC4_LOADS: 1 },
   space: {
     BM: [64, 128, 256],
     BN: [64, 128, 256],
@@ -299,7 +288,6 @@ export const autotuned: KernelSpec = {
   workgroupSize: (p) => [threads8xTN(p), 1, 1],
   deviceParams: (device, shape) => tunedParams(device, "11_autotune", shape),
   scalarViews: true,
-  shapeParams: (s, p) => ({ VEC4_LOADS: vec4LoadsFor(s, p) ? 1 : 0 }),
   align: (p) => p.VEC4_LOADS === 0 ? ANY : VEC4,
   model: (s, p) => paddedTiledModel(s, p.BM, p.BN, p.VEC4_LOADS === 0 ? ANY : VEC4, false, true),
 };
