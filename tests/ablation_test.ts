@@ -2,10 +2,10 @@
 import assert from "node:assert/strict";
 import { ablationFromProbe, loadAblation } from "../lib/ablation.ts";
 
-const FILE = "nvidia-h200-2026-11-23-run17-barrier.json";
+const FILE = "nvidia-h200-2026-11-23-run22-ablate.json";
 
 Deno.test("ablation: the committed probe, stage by stage", async () => {
-  const a = await loadAblation(FILE, "128x256x16 TN16 AHEAD0");
+  const a = await loadAblation(FILE, "128x256x16 TN16");
   assert.equal(a.device, "NVIDIA H200");
   assert.equal(a.shape, "4096");
   assert.equal(a.stages.length, 5);
