@@ -30,6 +30,12 @@ export interface KernelSpec {
   idea: string;
   file: string;
   entryPoint: string;
+  /**
+   * The kernel's WGSL written for one parameter set (the parameters are literals in the text,
+   * not override constants); when absent the runner reads `file` and passes the parameters as
+   * override constants.
+   */
+  generate?(p: Params): string;
   /** Default tile parameters (WGSL override constants). */
   params: Params;
   /** Optional search space for the autotuner (each key a param name). */

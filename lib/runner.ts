@@ -147,12 +147,15 @@ export async function prepareKernel(
   params: Params = kernelParams(gpu, spec),
 ): Promise<PreparedKernel> {
   checkKernelFits(gpu, spec, params);
-  const module = await compileWgsl(gpu, await loadKernelSource(spec.file), spec.file);
+  const code = spec.generate ? spec.generate(params) : await loadKernelSource(spec.file);
+  const module = await compileWgsl(gpu, code, spec.file);
+  // A generated kernel has its parameters written into its text: it declares no overrides.
+  const constants = spec.generate ? {} : params;
   const pipeline = await scoped(gpu, () =>
     gpu.device.createComputePipelineAsync({
       label: spec.id,
       layout: "auto",
-      compute: { module, entryPoint: spec.entryPoint, constants: params },
+      compute: { module, entryPoint: spec.entryPoint, constants },
     }));
   return { spec, params, pipeline };
 }

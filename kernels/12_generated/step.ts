@@ -1,0 +1,47 @@
+/**
+ * Step 12: 11's kernel with its WGSL generated per parameter set (kernels/12_generated/generate.ts),
+ * so that the hot loop's workgroup-array indices are literals plus loop-invariant parts and
+ * naga's safety checks leave the loop. Same tiles, launch and padding as 11.
+ */
+import type { KernelSpec, Params } from "../../lib/registry.ts";
+import { autotuned } from "../../lib/kernels/ladder.ts";
+import { type GeneratedParams, generateWgsl, whyInvalid } from "./generate.ts";
+
+/** The generator's parameters out of the runner's (missing ones take the defaults). */
+export const generatedParams = (p: Params): GeneratedParams => ({ ...DEFAULTS, ...p });
+
+const DEFAULTS: GeneratedParams = {
+  BM: 128,
+  BN: 128,
+  BK: 8,
+  TN: 8,
+  PAD: 1,
+  GROUP_M: 1,
+  AHEAD: 0,
+};
+
+export const generated: KernelSpec = {
+  ...autotuned,
+  id: "12_generated",
+  number: 12,
+  name: "generated",
+  title: "Generated WGSL",
+  idea:
+    "11 written out by TypeScript: literal tile rows and buffers keep naga's clamps out of the k loop.",
+  file: "12_generated/generate.ts",
+  generate: (p) => generateWgsl(generatedParams(p)),
+  params: { ...DEFAULTS },
+  space: {
+    BM: [64, 128, 256],
+    BN: [64, 128, 256],
+    BK: [8, 16, 32],
+    PAD: [0, 1],
+    GROUP_M: [1, 8],
+    TN: [8, 16],
+    AHEAD: [0, 1],
+  },
+  invalid: (p) => whyInvalid(generatedParams(p)),
+  workgroupStorageBytes: (p) => 2 * (p.BK * (p.BM + 4 * p.PAD) + p.BK * p.BN) * 4,
+  scalarViews: false,
+  deviceParams: undefined,
+};
