@@ -5,22 +5,31 @@
  *   deno task bench [--kernels naive,2] [--sizes 1024,4096] [--shape 1000x3000x777] [--reps N]
  *                   [--out FILE] [--no-peers] [--no-ceilings] [--no-cpu] [--tune] [--validate N]
  *
- * Progress goes to stderr, the table to stdout. Also bundled to dist/bench.js for GPU hosts
+ * Progress goes to stderr, the table to stdout. The record's name and the checks that keep a run
+ * from harming another record are in bench_output.ts. Also bundled to dist/bench.js for GPU hosts
  * without a package registry (tools/bundle.sh), so every import here must be static.
  */
 import { type BenchArgs, defaultShapes, parseBenchArgs, USAGE } from "./bench_args.ts";
 import { autotune } from "./autotune.ts";
 import { measureCeilings } from "./ceilings.ts";
 import { runCpuSuite } from "./cpu_bench.ts";
-import { DeviceLostError, GemmError, UsageError } from "./errors.ts";
+import {
+  checkOut,
+  finishRecord,
+  type RecordFiles,
+  reserveDefault,
+  saveProgress,
+} from "./bench_output.ts";
+import { DeviceLostError, GemmError, LimitError, UsageError } from "./errors.ts";
+import { caseSeeds, fuzzShapes, sweepKernel, tileSizes } from "./fuzz.ts";
 import { acquireGpu, type Gpu } from "./gpu.ts";
 import { freshSeed, rng, type Shape, shapeLabel } from "./matrix.ts";
 import { openCublas } from "./peers/cublas.ts";
 import { openTfjs } from "./peers/tfjs.ts";
 import { type PeerResult, RECORD_SCHEMA, type RunRecord, type ValidationSweep } from "./record.ts";
-import { currentCommit, recordPath, writeRecord } from "./records.ts";
+import { currentCommit, envOrUndefined } from "./records.ts";
 import type { KernelSpec } from "./registry.ts";
-import { type KernelResult, runKernel } from "./runner.ts";
+import { checkBufferFits, kernelParams, type KernelResult, runKernel } from "./runner.ts";
 import { loadTuning, tuningUrl } from "./tuning.ts";
 
 /** Error kinds that mean "cannot run here" (recorded as skipped), not "ran and was wrong". */
@@ -38,23 +47,29 @@ export interface BenchHooks {
   afterResult?: (result: KernelResult | PeerResult) => void;
   /** The flags as typed, kept in the record. */
   argv?: readonly string[];
+  /** Folder of the default record name (default data/runs). */
+  runsDir?: string;
 }
 
 export interface BenchOutcome {
   record: RunRecord;
-  /** Where the record was written. */
+  /** Where the record was written: its final name, or the partial or failed one. */
   path: string;
   exitCode: number;
 }
 
 /**
- * Run the bench described by `args` and write its record. A lost device stops the run; the
- * record then holds what finished and `complete: false`, and the exit code is EXIT.deviceLost.
+ * Run the bench described by `args` and write its record. Bad input (an --out that cannot take
+ * the record, a size beyond a device limit) throws a UsageError before any work. A lost device
+ * stops the run; the record then holds what finished and `complete: false`, and the exit code is
+ * EXIT.deviceLost.
  */
 export async function runBench(args: BenchArgs, hooks: BenchHooks = {}): Promise<BenchOutcome> {
   const log = hooks.log ?? ((line: string) => console.error(line));
+  const chosen = args.out === undefined ? undefined : await checkOut(args.out);
   const gpu = hooks.gpu ?? await acquireGpu();
   const shapes = args.shapes ?? defaultShapes(gpu.summary);
+  checkSizesFit(gpu, args.kernels, shapes);
   const record: RunRecord = {
     schema: RECORD_SCHEMA,
     date: new Date().toISOString(),
@@ -71,9 +86,11 @@ export async function runBench(args: BenchArgs, hooks: BenchHooks = {}): Promise
     // Set once everything ran: a run killed midway leaves a partial record that says so.
     complete: false,
   };
-  const path = args.out ?? recordPath(record);
-  const save = () => writeRecord(record, path);
+  const files: RecordFiles = chosen ?? await reserveDefault(record, hooks.runsDir);
+  const save = () => saveProgress(record, files);
   log(`bench: ${gpu.summary.description} (${gpu.summary.software ? "software" : "hardware"})`);
+  // tools/gpu_bench.sh reads this line to find the partial record when it stops the run.
+  log(`bench: saving progress to ${files.partial}`);
   const recorded = async (r: KernelResult | PeerResult) => {
     if (gpu.lostReason !== undefined && !r.validated) {
       // It failed because the device went away, whatever the error on the way said.
@@ -154,9 +171,49 @@ export async function runBench(args: BenchArgs, hooks: BenchHooks = {}): Promise
     log(`bench: ${record.notes.at(-1)}`);
   }
 
-  await save();
-  log(`bench: record written to ${path}`);
-  return { record, path, exitCode: lost ? EXIT.deviceLost : exitCodeOf(record) };
+  const exitCode = lost ? EXIT.deviceLost : exitCodeOf(record);
+  const written = await finishRecord(record, files, exitCode !== EXIT.ok);
+  log(`bench: ${written.message}`);
+  return { record, path: written.path, exitCode };
+}
+
+/**
+ * Refuse, before any kernel runs, a shape whose A, B or C (padded as each kernel pads it) does
+ * not fit one storage binding of this device; the message names the limit and what fits.
+ */
+export function checkSizesFit(gpu: Gpu, kernels: KernelSpec[], shapes: Shape[]): void {
+  for (const shape of shapes) {
+    for (const spec of kernels) {
+      const align = spec.align(kernelParams(gpu, spec, undefined, shape));
+      const pad = (d: number, to: number) => Math.ceil(d / to) * to;
+      const [m, k, n] = [pad(shape.m, align.m), pad(shape.k, align.k), pad(shape.n, align.n)];
+      const bytes = spec.precision === "f16" ? 2 : 4;
+      try {
+        for (const [name, r, c] of [["A", m, k], ["B", k, n], ["C", m, n]] as const) {
+          checkBufferFits(gpu, name, r, c, bytes);
+        }
+      } catch (e) {
+        if (!(e instanceof LimitError)) throw e;
+        throw new UsageError(
+          `size ${shapeLabel(shape)} does not fit this device (${spec.id}): ${e.message}`,
+        );
+      }
+    }
+  }
+}
+
+/**
+ * libwayland, loaded by some Vulkan drivers, prints "error: XDG_RUNTIME_DIR is invalid or not
+ * set" when the variable is unset or not an absolute path; a compute-only run needs no display,
+ * so point it at /tmp before the first adapter request.
+ */
+export function quietWayland(): void {
+  if (envOrUndefined("XDG_RUNTIME_DIR")?.startsWith("/")) return;
+  try {
+    Deno.env.set("XDG_RUNTIME_DIR", "/tmp");
+  } catch {
+    // No --allow-env for it: the message may appear, nothing else changes.
+  }
 }
 
 /**
@@ -301,7 +358,7 @@ async function runPeers(
   }
 }
 
-/** Check one kernel (no timing) on `count` random shapes, 1..300 per dimension. */
+/** Check one kernel (no timing) on `count` random shapes (lib/fuzz.ts), 1..300 per dimension. */
 async function validationSweep(
   gpu: Gpu,
   spec: KernelSpec,
@@ -309,27 +366,8 @@ async function validationSweep(
   log: (line: string) => void,
 ): Promise<ValidationSweep> {
   const next = rng(freshSeed());
-  const dim = () => 1 + Math.floor(next() * 300);
-  const sweep: ValidationSweep = {
-    kernel: spec.id,
-    shapes: 0,
-    passed: 0,
-    maxRelErr: 0,
-    failures: [],
-  };
-  for (let i = 0; i < count; i++) {
-    const shape = { m: dim(), k: dim(), n: dim() };
-    const r = await runKernel(gpu, spec, shape, { skipTiming: true });
-    if (r.errorKind === "feature") {
-      sweep.failures.push({ ...shape, error: `skipped: ${r.error}` });
-      break;
-    }
-    sweep.shapes++;
-    if (r.validated) sweep.passed++;
-    else sweep.failures.push({ ...shape, error: `${r.errorKind}: ${r.error}` });
-    sweep.maxRelErr = Math.max(sweep.maxRelErr, Number.isNaN(r.relErr) ? Infinity : r.relErr);
-    gpu.check();
-  }
+  const shapes = fuzzShapes(count, tileSizes(gpu, spec), next);
+  const sweep = await sweepKernel(gpu, spec, shapes, caseSeeds(count, next));
   log(`validate ${spec.id}: ${sweep.passed}/${sweep.shapes} random shapes passed`);
   return sweep;
 }
@@ -432,14 +470,15 @@ export async function main(argv: readonly string[]): Promise<number> {
     console.log(USAGE);
     return EXIT.ok;
   }
+  quietWayland();
   try {
     const { record, exitCode } = await runBench(args, { argv });
     console.log(formatTable(record));
     return exitCode;
   } catch (e) {
     if (!(e instanceof GemmError)) throw e;
-    console.error(`bench: ${e.message}`);
-    return EXIT.failed;
+    console.error(`bench: ${e.message}; nothing was written`);
+    return e instanceof UsageError ? EXIT.usage : EXIT.failed;
   }
 }
 

@@ -15,7 +15,7 @@ export interface BenchArgs {
   shapes?: Shape[];
   /** Exact timed repetitions per result; undefined lets the timer fill its time budget. */
   reps?: number;
-  /** Record path; undefined means data/runs/<device-slug>-<date>.json. */
+  /** Record path; undefined means data/runs/<device-slug>-<date>T<hhmm>.json (bench_output.ts). */
   out?: string;
   /** Measure cuBLAS, TF.js and OpenBLAS as well. */
   peers: boolean;
@@ -38,7 +38,8 @@ export const USAGE = `Usage: deno task bench [flags]
   --shape MxKxN    one M x K times K x N product; repeatable; adds to --sizes
                    (default sizes: chosen from the adapter)
   --reps N         timed repetitions per result (default: fill a ~0.4 s GPU-time budget)
-  --out FILE       where the JSON run record goes (default data/runs/<device>-<date>.json)
+  --out FILE       where the JSON run record goes (default data/runs/<device>-<date>T<hhmm>.json);
+                   checked first: never a file git tracks, never an existing non-record
   --no-peers       skip cuBLAS, TF.js WebGPU and OpenBLAS
   --no-ceilings    skip the bandwidth / FP32 ceiling measurements
   --no-cpu         skip the CPU suite
@@ -46,11 +47,21 @@ export const USAGE = `Usage: deno task bench [flags]
   --validate N     also check every kernel on N random shapes (1..300 per dimension)
   --help           this text
 
-Progress goes to stderr, the results table to stdout. Exit status: 0 all validated,
-1 a result failed, 2 usage error, 3 the GPU device was lost (record holds what finished).`;
+Progress goes to stderr, the results table to stdout. Progress is saved to <record>.partial.json;
+only a complete run takes the record's name. Exit status: 0 all validated, 1 a result failed,
+2 usage error (nothing run), 3 the GPU device was lost (the partial record holds what finished).`;
 
 /** Parse bench flags; throws UsageError (message plus usage text) on anything malformed. */
 export function parseBenchArgs(argv: readonly string[], registry = KERNELS): BenchArgs {
+  try {
+    return parseFlags(argv, registry);
+  } catch (e) {
+    if (e instanceof UsageError) throw new UsageError(`${e.message}\n\n${USAGE}`);
+    throw e;
+  }
+}
+
+function parseFlags(argv: readonly string[], registry: KernelSpec[]): BenchArgs {
   const args: BenchArgs = {
     kernels: registry.filter((k) => !k.demo),
     peers: true,
@@ -147,10 +158,11 @@ export const ODD_SHAPE_PAIRS: readonly [Shape, Shape][] = [
 ];
 
 function fail(message: string): never {
-  throw new UsageError(`${message}\n\n${USAGE}`);
+  throw new UsageError(message);
 }
 
-function splitOnce(arg: string): [string, string] {
+/** `--flag=value` as [flag, value]. */
+export function splitOnce(arg: string): [string, string] {
   const at = arg.indexOf("=");
   return [arg.slice(0, at), arg.slice(at + 1)];
 }
@@ -160,7 +172,7 @@ function square(n: number): Shape {
 }
 
 /** A positive integer in plain decimal; anything else (0, -3, 1.5, NaN, 1e3, "") is a usage error. */
-function parseDim(text: string, flag: string): number {
+export function parseDim(text: string, flag: string): number {
   const t = text.trim();
   if (!/^\d+$/.test(t) || Number(t) < 1) {
     fail(`${flag}: ${JSON.stringify(text)} is not a positive integer`);
@@ -174,7 +186,8 @@ function parseDim(text: string, flag: string): number {
   return n;
 }
 
-function parseShape(text: string): Shape {
+/** `MxKxN` as a shape; a UsageError otherwise. */
+export function parseShape(text: string): Shape {
   const parts = text.toLowerCase().split("x");
   if (parts.length !== 3) {
     fail(`--shape: ${JSON.stringify(text)} is not MxKxN (e.g. 1000x3000x777)`);
@@ -183,7 +196,8 @@ function parseShape(text: string): Shape {
   return { m, k, n };
 }
 
-function parseKernels(text: string, registry: KernelSpec[]): KernelSpec[] {
+/** A comma-separated list of registry names, ids or numbers ("all": every kernel), in story order. */
+export function parseKernels(text: string, registry: KernelSpec[]): KernelSpec[] {
   if (text.trim().toLowerCase() === "all") return [...registry];
   const picked = new Set<KernelSpec>();
   for (const key of text.split(",")) {

@@ -1,13 +1,18 @@
 /**
  * `deno task export [--run FILE] [--out DIR]`: every chart of a run record as SVG, PNG (2x,
  * fonts embedded) and self-contained interactive HTML, named by chart, for blog posts.
- * Default record: the newest in data/runs/; default folder: exports/ (git-ignored; the task may
- * write only there, so pass another --out with `deno run --allow-write=DIR tools/export.ts`).
+ * Default record: the newest complete record of a real GPU in data/runs/ (see chooseRecord);
+ * default folder: exports/ (git-ignored; the task may write only there, so pass another --out
+ * with `deno run --allow-write=DIR tools/export.ts`). The folder keeps a list of the files the
+ * export wrote (MANIFEST), and the next export into it removes those it does not write again.
  */
 import { allCharts, chartHtml, chartPng, chartSvg, sourceLabel } from "../lib/charts/mod.ts";
 import { UsageError } from "../lib/errors.ts";
-import { loadRecord, newestRecord } from "../lib/records.ts";
+import { listRecords, loadRecord, RUNS_DIR } from "../lib/records.ts";
 import type { RunRecord } from "../lib/record.ts";
+
+/** The list of files an export wrote, kept in its folder so the next export can clear them. */
+export const MANIFEST = ".export-files.json";
 
 const USAGE = "Usage: deno task export [--run FILE] [--out DIR]";
 
@@ -42,8 +47,72 @@ export interface ExportedFile {
   bytes: number;
 }
 
-/** Render every chart of `record` into `outDir`; returns the files and the charts skipped. */
+/**
+ * A record the charts can be drawn from: it ran to the end and at least one kernel validated
+ * (an all-failed run has nothing to chart).
+ */
+export function isComplete(record: RunRecord): boolean {
+  return record.complete === true && record.results.some((r) => r.validated);
+}
+
+/**
+ * The record to export when none is named: the newest complete record of a real GPU, else the
+ * newest complete one (a software adapter's), else the newest of all; `why` says which it is
+ * when it is not the first kind. Undefined when the folder holds no record.
+ */
+export async function chooseRecord(
+  dir: string | URL = RUNS_DIR,
+): Promise<{ path: string; record: RunRecord; why?: string } | undefined> {
+  const all = await listRecords(dir);
+  const complete = all.filter((x) => isComplete(x.record));
+  const gpu = complete.filter((x) => !x.record.device.software).at(-1);
+  if (gpu) return gpu;
+  const software = complete.at(-1);
+  if (software) {
+    return {
+      ...software,
+      why: "no complete record from a real GPU; using the newest complete record, from a " +
+        "software adapter",
+    };
+  }
+  const newest = all.at(-1);
+  if (newest) {
+    return {
+      ...newest,
+      why: "no complete record (every one stopped early or has no validated kernel); using " +
+        "the newest, whose charts may be partial",
+    };
+  }
+  return undefined;
+}
+
+/** Remove the files a previous export into `outDir` wrote that this one did not write again. */
+export async function removeStale(outDir: string, written: string[]): Promise<string[]> {
+  const manifest = `${outDir}/${MANIFEST}`;
+  let previous: string[] = [];
+  try {
+    previous = JSON.parse(await Deno.readTextFile(manifest));
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  const keep = new Set(written);
+  const removed: string[] = [];
+  for (const name of previous) {
+    // Only plain names: the manifest never sends a removal outside its folder.
+    if (keep.has(name) || name.includes("/")) continue;
+    await Deno.remove(`${outDir}/${name}`).catch(() => {});
+    removed.push(name);
+  }
+  await Deno.writeTextFile(manifest, JSON.stringify(written, null, 2) + "\n");
+  return removed;
+}
+
+/**
+ * Render every chart of `record` into `outDir`, removing files an earlier export left there;
+ * returns the files and the charts skipped.
+ */
 export async function exportCharts(record: RunRecord, outDir: string) {
+  outDir = outDir.replace(/\/$/, "");
   await Deno.mkdir(outDir, { recursive: true });
   const { charts, skipped } = allCharts(record);
   const files: ExportedFile[] = [];
@@ -52,7 +121,7 @@ export async function exportCharts(record: RunRecord, outDir: string) {
     format: ExportedFile["format"],
     data: string | Uint8Array,
   ) => {
-    const path = `${outDir.replace(/\/$/, "")}/${chart}.${format}`;
+    const path = `${outDir}/${chart}.${format}`;
     const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
     await Deno.writeFile(path, bytes);
     files.push({ chart, format, path, bytes: bytes.length });
@@ -67,7 +136,8 @@ export async function exportCharts(record: RunRecord, outDir: string) {
       await chartHtml(chart, `${chart.name}: ${sourceLabel(record)}`),
     );
   }
-  return { files, skipped };
+  const stale = await removeStale(outDir, files.map((f) => f.path.slice(outDir.length + 1)));
+  return { files, skipped, stale };
 }
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -79,16 +149,26 @@ async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   const found = args.run
-    ? { path: args.run, record: await loadRecord(args.run) }
-    : await newestRecord();
+    ? { path: args.run, record: await loadRecord(args.run), why: undefined }
+    : await chooseRecord();
   if (!found) {
     console.error("no run record in data/runs/: run `deno task bench` first, or pass --run FILE");
     return 1;
   }
-  console.error(`export: ${found.path} (${sourceLabel(found.record)}) -> ${args.out}/`);
-  const { files, skipped } = await exportCharts(found.record, args.out);
+  if (found.why) console.error(`export: ${found.why}`);
+  const how = args.run ? "named by --run" : found.why ? "the fallback above" : "the newest " +
+    "complete GPU-host record in data/runs/";
+  console.error(
+    `export: record ${found.path} (${sourceLabel(found.record)}; ${how}) -> ${args.out}/`,
+  );
+  const { files, skipped, stale } = await exportCharts(found.record, args.out);
   for (const f of files) console.log(`${f.path}\t${f.bytes} bytes`);
   for (const s of skipped) console.error(`skipped ${s.name}: ${s.reason}`);
+  if (stale.length) {
+    console.error(
+      `export: removed ${stale.length} files of an earlier export: ${stale.join(", ")}`,
+    );
+  }
   return files.length ? 0 : 1;
 }
 

@@ -4,14 +4,16 @@
 # Here first:  sh tools/bundle.sh            (writes dist/bench.js; carry dist and .offline)
 # There, from the project root:
 #   source .offline/activate.sh && GEMM_COMMIT=<sha> bash tools/gpu_bench.sh [extra bench flags]
-# Files in $OUT (default /tmp/gemm-gpu-bench): the record (<device>-<date>.json, for data/runs/), table.txt
+# Files in $OUT (default /tmp/gemm-gpu-bench): the record this run wrote (<device>-<date>T<hhmm>.json
+# for data/runs/, or its .partial.json when the run stopped early), table.txt
 # (stdout), bench.log (progress, stderr), env.txt (GPU, driver, Deno) and, after --tune,
 # tuning-<device>.json (for data/tuning/). Exit status: the bench's (124: stopped at the time limit).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/gemm-gpu-bench}
 mkdir -p "$out"
-export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
+# libwayland (loaded by the GPU driver) complains unless this is an absolute path.
+case "${XDG_RUNTIME_DIR:-}" in /*) ;; *) export XDG_RUNTIME_DIR=/tmp ;; esac
 command -v deno >/dev/null || { echo "gpu_bench: no deno on PATH; run: source .offline/activate.sh" >&2; exit 2; }
 [ -f dist/bench.js ] || { echo "gpu_bench: dist/bench.js missing; run sh tools/bundle.sh before carrying dist" >&2; exit 2; }
 
@@ -25,17 +27,20 @@ command -v deno >/dev/null || { echo "gpu_bench: no deno on PATH; run: source .o
 cat "$out/env.txt"
 
 # Stop the bench before the host's 10-minute limit so the partial record still comes back
-# (the bench rewrites its record after every result).
+# (the bench rewrites <record>.partial.json after every result).
 started=$(date +%s)
 timeout "${GEMM_BENCH_TIMEOUT:-540}" deno run --no-config --no-remote --no-npm --cached-only \
-  --allow-read --allow-write=data --allow-env --allow-ffi --allow-run=git \
+  --allow-read --allow-write=.,/tmp --allow-env --allow-ffi --allow-run=git \
   dist/bench.js --validate "${GEMM_VALIDATE_SHAPES:-20}" "$@" 2>&1 >"$out/table.txt" | tee "$out/bench.log"
 rc=${PIPESTATUS[0]}
 
-# The record this run wrote (the newest in data/runs) and, with --tune, the tuning file.
-record=$(ls -t data/runs/*.json 2>/dev/null | head -1)
-if [ -n "$record" ] && [ "$(stat -c %Y "$record")" -ge "$started" ]; then
+# The record this run wrote, as the bench printed it: its final line names the record (or the
+# partial one it kept); a run stopped by the time limit printed only where it saved progress.
+record=$(sed -n 's/^bench: \(saving progress to\|record written to\|partial record kept at\) \([^ ]*\).*/\2/p' \
+  "$out/bench.log" | tail -1)
+if [ -n "$record" ] && [ -f "$record" ]; then
   cp "$record" "$out/"
+  echo "gpu_bench: record $record copied to $out/" >&2
 else
   echo "gpu_bench: no record was written" >&2
 fi
