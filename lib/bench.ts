@@ -27,7 +27,7 @@ import { freshSeed, rng, type Shape, shapeLabel } from "./matrix.ts";
 import { openCublas } from "./peers/cublas.ts";
 import { openTfjs } from "./peers/tfjs.ts";
 import { type PeerResult, RECORD_SCHEMA, type RunRecord, type ValidationSweep } from "./record.ts";
-import { currentCommit, envOrUndefined } from "./records.ts";
+import { currentCommit } from "./records.ts";
 import type { KernelSpec } from "./registry.ts";
 import { checkBufferFits, kernelParams, type KernelResult, runKernel } from "./runner.ts";
 import { loadTuning, tuningUrl } from "./tuning.ts";
@@ -199,20 +199,6 @@ export function checkSizesFit(gpu: Gpu, kernels: KernelSpec[], shapes: Shape[]):
         );
       }
     }
-  }
-}
-
-/**
- * libwayland, loaded by some Vulkan drivers, prints "error: XDG_RUNTIME_DIR is invalid or not
- * set" when the variable is unset or not an absolute path; a compute-only run needs no display,
- * so point it at /tmp before the first adapter request.
- */
-export function quietWayland(): void {
-  if (envOrUndefined("XDG_RUNTIME_DIR")?.startsWith("/")) return;
-  try {
-    Deno.env.set("XDG_RUNTIME_DIR", "/tmp");
-  } catch {
-    // No --allow-env for it: the message may appear, nothing else changes.
   }
 }
 
@@ -470,7 +456,6 @@ export async function main(argv: readonly string[]): Promise<number> {
     console.log(USAGE);
     return EXIT.ok;
   }
-  quietWayland();
   try {
     const { record, exitCode } = await runBench(args, { argv });
     console.log(formatTable(record));

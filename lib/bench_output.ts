@@ -42,15 +42,17 @@ export async function checkOut(out: string): Promise<RecordFiles> {
   const refuse = (why: string): never => {
     throw new UsageError(`--out ${out}: ${why}`);
   };
-  for (const name of ["read", "write"] as const) {
+  const permitted = async (name: "read" | "write") => {
     const { state } = await Deno.permissions.query({ name, path });
     if (state !== "granted") {
       refuse(
-        `this process may not ${name} ${path}; add --allow-read=${dir} --allow-write=${dir} ` +
-          `to the deno run flags, or pick a path under the project or /tmp`,
+        `this run may not ${name} ${path} (deno task bench allows the project folder and ` +
+          `/tmp); pick a path there, or add --allow-read=${dir} --allow-write=${dir} to the ` +
+          `deno run flags`,
       );
     }
-  }
+  };
+  await permitted("read");
   let existing: Deno.FileInfo | undefined;
   try {
     existing = await Deno.stat(path);
@@ -68,6 +70,7 @@ export async function checkOut(out: string): Promise<RecordFiles> {
       refuse("exists and is not a run record; pick a new name");
     }
   }
+  await permitted("write");
   try {
     await Deno.mkdir(dir, { recursive: true });
     // Write access, proved by a file created and removed in the record's folder.

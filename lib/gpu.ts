@@ -50,8 +50,20 @@ const RAISED_LIMITS = [
 /** Features used when present; "subgroups" is not listed by Deno's adapter but can be requested. */
 const OPTIONAL_FEATURES = ["timestamp-query", "shader-f16", "subgroups"] as const;
 
+/**
+ * libwayland, which Vulkan drivers load, prints "error: XDG_RUNTIME_DIR is invalid or not set"
+ * when that variable is unset or not an absolute path. Compute needs no display, so point it at
+ * /tmp before the first device request (where this process may set it; otherwise the line stays).
+ */
+function quietWayland(): void {
+  const variable = "XDG_RUNTIME_DIR";
+  if (Deno.permissions.querySync({ name: "env", variable }).state !== "granted") return;
+  if (!Deno.env.get(variable)?.startsWith("/")) Deno.env.set(variable, "/tmp");
+}
+
 /** Acquire the high-performance adapter and a device with raised limits and optional features. */
 export async function acquireGpu(): Promise<Gpu> {
+  quietWayland();
   if (typeof navigator === "undefined" || !navigator.gpu) {
     throw new NoAdapterError("navigator.gpu is missing: this Deno build has no WebGPU");
   }

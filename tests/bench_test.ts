@@ -7,7 +7,16 @@ import assert from "node:assert/strict";
 import * as tf from "@tensorflow/tfjs-core";
 import { formatTable, runBench } from "../lib/bench.ts";
 import { defaultShapes, parseBenchArgs } from "../lib/bench_args.ts";
-import { acquireGpu, readBuffer } from "../lib/gpu.ts";
+import {
+  checkOut,
+  finishRecord,
+  recordFiles,
+  reserveDefault,
+  saveProgress,
+} from "../lib/bench_output.ts";
+import { DeviceLostError, UsageError } from "../lib/errors.ts";
+import { FUZZ_MAX_DIM, fuzzShapes } from "../lib/fuzz.ts";
+import { acquireGpu, type Gpu, readBuffer } from "../lib/gpu.ts";
 import { randomMatrix } from "../lib/matrix.ts";
 import { openCublas } from "../lib/peers/cublas.ts";
 import { type BackendInternals, flush, openTfjs } from "../lib/peers/tfjs.ts";
@@ -23,6 +32,8 @@ import {
   writeRecord,
 } from "../lib/records.ts";
 import { KERNELS, naive } from "../lib/registry.ts";
+import { chooseRecord, MANIFEST, removeStale } from "../tools/export.ts";
+import { fuzz, parseFuzzArgs } from "../tools/fuzz.ts";
 import { replaceSection, resultsSection } from "../tools/results_table.ts";
 
 const gpuTest = { sanitizeResources: false, sanitizeOps: false };
@@ -361,5 +372,308 @@ Deno.test(
     assert.ok(flushed.every(Number.isFinite), "after the flush: the product");
     assert.deepEqual(flushed, await c.data());
     tf.dispose([a, b, c]);
+  },
+);
+
+// ---------------------------------------------------------------------------------------------
+// The bench never harms a record.
+
+/** A stand-in device that fails the test if anything touches it: proof no work was done. */
+const untouchableGpu = new Proxy({}, {
+  get(_t, prop) {
+    throw new Error(`the GPU was used (${String(prop)}) before the bad input was refused`);
+  },
+}) as Gpu;
+
+const tinyRun = ["--kernels", "naive", "--sizes", "16", "--reps", "2", "--no-peers"];
+const tinyFlags = [...tinyRun, "--no-ceilings", "--no-cpu"];
+
+async function exists(path: string): Promise<boolean> {
+  return await Deno.stat(path).then(() => true, () => false);
+}
+
+Deno.test("record name: the start time, a -N suffix, reserved; never an existing file", async () => {
+  const dir = await Deno.makeTempDir();
+  const record = sampleRecord({ date: "2026-01-02T03:04:05.000Z" });
+  // A committed record of the same day and one of the same minute are both left alone.
+  await writeRecord(record, recordPath(record, dir));
+  await writeRecord(record, `${dir}/nvidia-h100-80gb-hbm3-2026-01-02T0304.json`);
+  const before = await Deno.readTextFile(recordPath(record, dir));
+  const first = await reserveDefault(record, dir);
+  assert.equal(first.final, `${dir}/nvidia-h100-80gb-hbm3-2026-01-02T0304-2.json`);
+  assert.ok(await exists(first.partial), "the partial file reserves the name");
+  const second = await reserveDefault(record, dir);
+  assert.equal(second.final, `${dir}/nvidia-h100-80gb-hbm3-2026-01-02T0304-3.json`);
+  assert.equal(await Deno.readTextFile(recordPath(record, dir)), before);
+});
+
+Deno.test("an incomplete or failed run never replaces a complete record", async () => {
+  const dir = await Deno.makeTempDir();
+  const files = recordFiles(`${dir}/run.json`);
+  const good = sampleRecord({ results: sampleRecord().results.slice(0, 1) });
+  await writeRecord(good, files.final);
+  const goodText = await Deno.readTextFile(files.final);
+
+  const stopped = sampleRecord({ complete: false, notes: ["stopped early"] });
+  await saveProgress(stopped, files);
+  const kept = await finishRecord(stopped, files, true);
+  assert.equal(kept.path, files.partial);
+  assert.match(kept.message, /partial record kept at .*run\.partial\.json.*nothing was written/);
+  assert.equal(await Deno.readTextFile(files.final), goodText);
+
+  const failed = await finishRecord(sampleRecord(), files, true);
+  assert.equal(failed.path, files.failed);
+  assert.match(failed.message, /already holds a complete record/);
+  assert.equal(await Deno.readTextFile(files.final), goodText);
+  assert.equal(await exists(files.partial), false, "the partial is gone once a run finished");
+
+  const ok = await finishRecord(good, files, false);
+  assert.equal(ok.path, files.final);
+  assert.deepEqual(
+    [...Deno.readDirSync(dir)].map((e) => e.name).sort(),
+    ["run.failed.json", "run.json"],
+    "no temporary file left behind",
+  );
+});
+
+Deno.test(
+  "bench: a run that stops early leaves the record at --out as it was",
+  gpuTest,
+  async () => {
+    const gpu = await acquireGpu();
+    const dir = await Deno.makeTempDir();
+    const out = `${dir}/mine.json`;
+    await writeRecord(sampleRecord(), out);
+    const before = await Deno.readTextFile(out);
+    const lines: string[] = [];
+    const { path, exitCode, record } = await runBench(
+      parseBenchArgs([...tinyFlags, "--out", out]),
+      {
+        gpu,
+        log: (l) => lines.push(l),
+        afterResult: () => {
+          throw new DeviceLostError("pulled out by the test");
+        },
+      },
+    );
+    assert.equal(exitCode, 3);
+    assert.equal(record.complete, false);
+    assert.equal(path, `${dir}/mine.partial.json`);
+    assert.equal((await loadRecord(path)).results.length, 1);
+    assert.equal(await Deno.readTextFile(out), before);
+    assert.match(lines.at(-1)!, /partial record kept at .*mine\.partial\.json/);
+  },
+);
+
+Deno.test("--out: checked before any work; one-line reasons; any writable path works", async () => {
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(`${dir}/notes.json`, "{}");
+  const refused: [string, RegExp][] = [
+    ["deno.json", /is tracked by git/],
+    ["data/runs/llvmpipe-2026-11-22.json", /is tracked by git/],
+    [dir, /is a folder/],
+    [`${dir}/notes.json`, /exists and is not a run record/],
+    ["/var/no/such/run.json", /may not write .*--allow-write=\/var\/no\/such/],
+  ];
+  for (const [out, why] of refused) {
+    await assert.rejects(
+      runBench(parseBenchArgs([...tinyFlags, "--out", out]), { gpu: untouchableGpu }),
+      (e: Error) => e instanceof UsageError && why.test(e.message) && !e.message.includes("\n"),
+      out,
+    );
+  }
+  // Absolute, relative, in a folder not made yet, or an untracked record to replace: all fine.
+  await writeRecord(sampleRecord(), `${dir}/old.json`);
+  const cwd = Deno.cwd();
+  try {
+    Deno.chdir(dir);
+    assert.equal((await checkOut("myrun.json")).final, `${dir}/myrun.json`);
+  } finally {
+    Deno.chdir(cwd);
+  }
+  for (const out of [`${dir}/x.json`, `${dir}/new/folder/x.json`, `${dir}/old.json`]) {
+    const files = await checkOut(out);
+    assert.equal(files.final, out);
+    assert.equal(files.partial, out.replace(/\.json$/, ".partial.json"));
+  }
+  assert.equal(await exists(`${dir}/x.json`), false, "checking writes nothing");
+});
+
+Deno.test("bench CLI: a bad --out is one line on stderr, exit 2, no stack trace", async () => {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-read=.,/tmp",
+      "--allow-write=.,/tmp",
+      "--allow-env",
+      "--allow-run=git",
+      "lib/bench.ts",
+      ...tinyFlags,
+      "--out",
+      "deno.json",
+    ],
+    cwd: new URL("..", import.meta.url).pathname,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stderr = new TextDecoder().decode(out.stderr).trim();
+  assert.equal(out.code, 2, stderr);
+  assert.equal(stderr.split("\n").length, 1, stderr);
+  assert.match(stderr, /^bench: --out deno\.json: is tracked by git.*nothing was written$/);
+});
+
+Deno.test(
+  "bench: a size beyond a device limit is refused before any kernel, naming the limit",
+  gpuTest,
+  async () => {
+    const gpu = await acquireGpu();
+    const dir = await Deno.makeTempDir();
+    const lines: string[] = [];
+    const args = parseBenchArgs([...tinyFlags, "--sizes", "100000", "--out", `${dir}/big.json`]);
+    await assert.rejects(
+      runBench(args, { gpu, log: (l) => lines.push(l) }),
+      (e: Error) =>
+        e instanceof UsageError &&
+        /size 100000 does not fit.*40000000000 bytes.*exceeds max\w+ = \d+ bytes/.test(e.message) &&
+        /the largest square matrix that fits is \d+ x \d+/.test(e.message),
+    );
+    assert.deepEqual(lines, [], "nothing ran");
+    assert.deepEqual([...Deno.readDirSync(dir)], [], "nothing written");
+  },
+);
+
+Deno.test(
+  "bench with the default name: git status shows no change to tracked files",
+  gpuTest,
+  async () => {
+    const root = new URL("..", import.meta.url).pathname;
+    const status = async () =>
+      new TextDecoder().decode(
+        (await new Deno.Command("git", {
+          args: ["status", "--porcelain", "--untracked-files=no"],
+          cwd: root,
+          stdout: "piped",
+        }).output()).stdout,
+      );
+    const before = await status();
+    const { path, exitCode } = await runBench(parseBenchArgs(tinyFlags), {
+      gpu: await acquireGpu(),
+      log: () => {},
+      runsDir: `${root}data/runs`,
+    });
+    try {
+      assert.equal(exitCode, 0);
+      assert.match(path, /data\/runs\/.+-\d{4}-\d\d-\d\dT\d{4}(-\d+)?\.json$/);
+      assert.equal(await status(), before);
+      assert.equal(await exists(path.replace(/\.json$/, ".partial.json")), false);
+    } finally {
+      await Deno.remove(path);
+    }
+  },
+);
+
+Deno.test("export: the newest complete GPU-host record, else a visible fallback", async () => {
+  const dir = await Deno.makeTempDir();
+  const at = (date: string, overrides: Partial<RunRecord> = {}) =>
+    writeRecord(sampleRecord({ date, ...overrides }), `${dir}/${date.slice(0, 13)}.json`);
+  const software = { ...sampleRecord().device, description: "llvmpipe", software: true };
+  await at("2026-01-01T01:00:00.000Z", { device: software });
+  assert.match((await chooseRecord(dir))!.why!, /software adapter/);
+  await at("2026-01-02T01:00:00.000Z");
+  await at("2026-01-03T01:00:00.000Z", { device: software });
+  await at("2026-01-04T01:00:00.000Z", { complete: false });
+  await at("2026-01-05T01:00:00.000Z", {
+    results: sampleRecord().results.map((r) => ({ ...r, validated: false })),
+  });
+  const chosen = await chooseRecord(dir);
+  assert.equal(chosen?.record.date, "2026-01-02T01:00:00.000Z");
+  assert.equal(chosen?.why, undefined);
+  assert.equal(await chooseRecord(`${dir}/none`), undefined);
+});
+
+Deno.test("export: its folder holds only the current export", async () => {
+  const dir = await Deno.makeTempDir();
+  for (const f of ["old.svg", "ladder.svg", "mine.txt"]) {
+    await Deno.writeTextFile(`${dir}/${f}`, "");
+  }
+  await Deno.writeTextFile(`${dir}/${MANIFEST}`, JSON.stringify(["old.svg", "ladder.svg"]));
+  assert.deepEqual(await removeStale(dir, ["ladder.svg", "ladder.png"]), ["old.svg"]);
+  assert.deepEqual(
+    [...Deno.readDirSync(dir)].map((e) => e.name).sort(),
+    [MANIFEST, "ladder.svg", "mine.txt"],
+    "files the export did not make stay",
+  );
+  assert.deepEqual(JSON.parse(await Deno.readTextFile(`${dir}/${MANIFEST}`)), [
+    "ladder.svg",
+    "ladder.png",
+  ]);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Fuzz on demand.
+
+Deno.test("fuzz shapes: 1..300, primes and tile multiples +-1 among them", () => {
+  let s = 1;
+  const next = () => (s = (s * 16807) % 2147483647) / 2147483647;
+  const dims = fuzzShapes(300, [4, 64], next).flatMap((x) => [x.m, x.k, x.n]);
+  assert.ok(dims.every((d) => Number.isInteger(d) && d >= 1 && d <= FUZZ_MAX_DIM));
+  for (const d of [63, 64, 65, 127, 129]) assert.ok(dims.includes(d), `${d}`);
+  assert.ok(dims.filter((d) => [2, 3, 5, 7, 11, 13, 251, 257, 293].includes(d)).length > 5);
+});
+
+Deno.test("fuzz flags: count, kernels, seed; --shape needs --seed", () => {
+  const args = parseFuzzArgs(["--count", "2", "--kernels=naive", "--seed", "7"]);
+  assert.deepEqual([args.count, args.kernels, args.seed], [2, [naive], 7]);
+  assert.equal(parseFuzzArgs([]).count, 200);
+  assert.deepEqual(parseFuzzArgs([]).kernels, KERNELS.filter((k) => !k.demo));
+  assert.throws(() => parseFuzzArgs(["--shape", "3x4x5"]), /--shape needs --seed/);
+  assert.throws(() => parseFuzzArgs(["--count", "0"]), UsageError);
+  assert.throws(() => parseFuzzArgs(["--kernels", "nope"]), /unknown kernel/);
+});
+
+Deno.test(
+  "fuzz: N=2 on one kernel passes; a failure names its shape and seed",
+  gpuTest,
+  async () => {
+    const gpu = await acquireGpu();
+    const log: string[] = [];
+    const [ok] = await fuzz(
+      gpu,
+      parseFuzzArgs(["--count", "2", "--kernels", "naive"]),
+      (l) => log.push(l),
+    );
+    assert.deepEqual([ok.kernel, ok.shapes, ok.passed, ok.failures], [naive.id, 2, 2, []]);
+
+    // The same kernel held to an impossible tolerance: every shape fails, each reproducible.
+    const strict = { ...naive, tolerance: -1 };
+    const [bad] = await fuzz(
+      gpu,
+      { ...parseFuzzArgs(["--count", "2"]), kernels: [strict] },
+      (l) => log.push(l),
+    );
+    assert.equal(bad.failures.length, 2);
+    const f = bad.failures[0];
+    assert.match(
+      f.rerun,
+      new RegExp(`--shape ${f.shape.m}x${f.shape.k}x${f.shape.n} --seed ${f.seed}$`),
+    );
+    const [again] = await fuzz(
+      gpu,
+      {
+        ...parseFuzzArgs([
+          "--shape",
+          `${f.shape.m}x${f.shape.k}x${f.shape.n}`,
+          "--seed",
+          `${f.seed}`,
+        ]),
+        kernels: [strict],
+      },
+      () => {},
+    );
+    assert.equal(again.failures[0].error, f.error, "the rerun reproduces the failure");
+    assert.ok(
+      log.some((l) => l.includes(`seed ${f.seed}`)),
+      log.join("\n"),
+    );
   },
 );

@@ -6,7 +6,6 @@
  * that reproduce it.
  */
 import { parseDim, parseKernels, parseShape, splitOnce } from "../lib/bench_args.ts";
-import { quietWayland } from "../lib/bench.ts";
 import { GemmError, UsageError } from "../lib/errors.ts";
 import { caseSeeds, FUZZ_MAX_DIM, fuzzShapes, sweepKernel, tileSizes } from "../lib/fuzz.ts";
 import { acquireGpu, type Gpu } from "../lib/gpu.ts";
@@ -143,7 +142,6 @@ async function main(argv: readonly string[]): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  quietWayland();
   try {
     const reports = await fuzz(await acquireGpu(), args);
     const failed = reports.reduce((sum, r) => sum + r.failures.length, 0);
