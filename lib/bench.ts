@@ -23,6 +23,7 @@ import {
 import { DeviceLostError, GemmError, LimitError, UsageError } from "./errors.ts";
 import { caseSeeds, fuzzShapes, sweepKernel, tileSizes } from "./fuzz.ts";
 import { acquireGpu, type Gpu } from "./gpu.ts";
+import { paddedSize } from "./kernels/cost.ts";
 import { freshSeed, rng, type Shape, shapeLabel } from "./matrix.ts";
 import { openCublas } from "./peers/cublas.ts";
 import { openTfjs } from "./peers/tfjs.ts";
@@ -187,8 +188,9 @@ export function checkSizesFit(gpu: Gpu, kernels: KernelSpec[], shapes: Shape[]):
   for (const shape of shapes) {
     for (const spec of kernels) {
       const align = spec.align(kernelParams(gpu, spec, undefined, shape));
-      const pad = (d: number, to: number) => Math.ceil(d / to) * to;
-      const [m, k, n] = [pad(shape.m, align.m), pad(shape.k, align.k), pad(shape.n, align.n)];
+      const m = paddedSize(shape.m, align.m);
+      const k = paddedSize(shape.k, align.k);
+      const n = paddedSize(shape.n, align.n);
       const bytes = spec.precision === "f16" ? 2 : 4;
       try {
         for (const [name, r, c] of [["A", m, k], ["B", k, n], ["C", m, n]] as const) {
