@@ -27,10 +27,16 @@ import { paddedSize } from "./kernels/cost.ts";
 import { freshSeed, rng, type Shape, shapeLabel } from "./matrix.ts";
 import { openCublas } from "./peers/cublas.ts";
 import { openTfjs } from "./peers/tfjs.ts";
-import { type PeerResult, RECORD_SCHEMA, type RunRecord, type ValidationSweep } from "./record.ts";
-import { currentCommit } from "./records.ts";
+import {
+  currentCommit,
+  type KernelResult,
+  type PeerResult,
+  RECORD_SCHEMA,
+  type RunRecord,
+  type ValidationSweep,
+} from "./record.ts";
 import type { KernelSpec } from "./registry.ts";
-import { checkBufferFits, kernelParams, type KernelResult, runKernel } from "./runner.ts";
+import { checkBufferFits, kernelParams, runKernel } from "./runner.ts";
 import { loadTuning, tuningUrl } from "./tuning.ts";
 
 /** Error kinds that mean "cannot run here" (recorded as skipped), not "ran and was wrong". */

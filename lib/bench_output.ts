@@ -12,8 +12,7 @@
  */
 import { basename, dirname, resolve } from "node:path";
 import { UsageError } from "./errors.ts";
-import type { RunRecord } from "./record.ts";
-import { loadRecord, recordPath, recordToJson } from "./records.ts";
+import { loadRecord, recordPath, recordToJson, type RunRecord } from "./record.ts";
 
 /** The files one run may write. */
 export interface RecordFiles {

@@ -13,75 +13,12 @@ import {
 } from "./cpu.ts";
 import { flops, freshSeed, randomMatrix, sampleRows, type Shape } from "./matrix.ts";
 import { openOpenBlas } from "./peers/openblas.ts";
-import type { PeerResult } from "./record.ts";
+import type { CpuMachine, CpuRecord, CpuResult, PeerResult, SweepRow } from "./record.ts";
 import { F32_TOLERANCE } from "./registry.ts";
 import { checkRowsFor, validateProduct } from "./runner.ts";
 
 /** Every wall-clock CPU row says so: GPU rows use timestamp-query instead. */
 export const CPU_TIMER = "performance.now (CPU)";
-
-/** One CPU matmul at one size: an entry of the record's `cpu.impls`. */
-export interface CpuResult {
-  /** "naive-ijk", "ikj" or "blocked". */
-  id: string;
-  /** Display label, e.g. "blocked 64" (what the CPU chart shows). */
-  impl: string;
-  m: number;
-  k: number;
-  n: number;
-  /** The block size, for "blocked". */
-  block?: number;
-  /** Relative error norm against float64 (sampled rows for large sizes). */
-  relErr: number;
-  validated: boolean;
-  /** Timing fields are present only for validated results. */
-  medianMs?: number;
-  minMs?: number;
-  maxMs?: number;
-  reps?: number;
-  gflops?: number;
-  timer: string;
-  seed: number;
-  error?: string;
-}
-
-/** One point of the block-size sweep (block 0 = unblocked). */
-export interface SweepRow {
-  n: number;
-  block: number;
-  gflops: number;
-  medianMs: number;
-  minMs: number;
-  maxMs: number;
-  reps: number;
-  relErr: number;
-  validated: boolean;
-  seed: number;
-  error?: string;
-}
-
-/** What the run record's `cpu` field holds (OpenBLAS rows go to `peers`). */
-export interface CpuRecord {
-  /** The CPU the numbers come from. */
-  machine: CpuMachine;
-  impls: CpuResult[];
-  sweep: SweepRow[];
-  /** The lecture's model (FLOPs, unique and all accesses) at the suite's sizes. */
-  model: { n: number; series: string; value: number }[];
-  /** Why something was skipped (e.g. OpenBLAS not found). */
-  notes: string[];
-}
-
-/** The machine a CPU measurement ran on. */
-export interface CpuMachine {
-  model: string;
-  logicalCores: number;
-  v8: string;
-  /** The JS code is single-threaded: one core. */
-  threads: 1;
-  /** 1-minute load average when measuring began (other work on the box skews wall clocks). */
-  loadAverage?: number;
-}
 
 /** Timing knobs shared by the sweep and the suite. */
 export interface CpuRunOptions {

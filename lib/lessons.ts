@@ -5,20 +5,14 @@
  */
 import { GemmError } from "./errors.ts";
 import { type Gpu, loadKernelSource } from "./gpu.ts";
-import type { CpuSuite, SweepRow } from "./cpu_bench.ts";
+import type { CpuSuite } from "./cpu_bench.ts";
+import type { KernelResult, SweepRow } from "./record.ts";
 import { randomMatrix, type Shape, shapeLabel } from "./matrix.ts";
 import { type EdgePlan, edgePlan, STRIP_WIDTH } from "./kernels/cost.ts";
 import { recordedGpuRun } from "./notebook_records.ts";
 import { type Cell, fmt, kernel, type Session, showNote, showTable } from "./notebook.ts";
 import type { KernelSpec } from "./registry.ts";
-import {
-  BoundProblem,
-  checkKernelFits,
-  kernelParams,
-  type KernelResult,
-  prepareKernel,
-  runKernel,
-} from "./runner.ts";
+import { BoundProblem, checkKernelFits, kernelParams, prepareKernel, runKernel } from "./runner.ts";
 import { median, timePasses } from "./timing.ts";
 
 // ---------------------------------------------------------------------------------------------

@@ -7,9 +7,9 @@
 import { measureCeilings } from "./ceilings.ts";
 import { acquireGpu, type DeviceSummary, type Gpu, loadKernelSource } from "./gpu.ts";
 import { type Shape, shapeLabel } from "./matrix.ts";
-import type { Ceilings } from "./record.ts";
+import type { Ceilings, KernelResult } from "./record.ts";
 import { findKernel, KERNELS, type KernelSpec, type Params } from "./registry.ts";
-import { kernelParams, type KernelResult, runKernel } from "./runner.ts";
+import { kernelParams, runKernel } from "./runner.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Display: Jupyter MIME bundles in the kernel, plain text on the console elsewhere (tests, CLI).

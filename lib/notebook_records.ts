@@ -17,11 +17,17 @@ import {
   showTable,
   tableBundle,
 } from "./notebook.ts";
-import type { Ceilings, PeerResult, RunRecord } from "./record.ts";
-import { RECORD_SCHEMA } from "./record.ts";
-import { currentCommit, newestRecord, RUNS_DIR } from "./records.ts";
+import {
+  type Ceilings,
+  currentCommit,
+  type KernelResult,
+  newestRecord,
+  type PeerResult,
+  RECORD_SCHEMA,
+  type RunRecord,
+  RUNS_DIR,
+} from "./record.ts";
 import type { Params } from "./registry.ts";
-import type { KernelResult } from "./runner.ts";
 import { fastestTrial, type TuningRecord } from "./tuning.ts";
 
 /** Show the ceilings the newest GPU-host record measured, or say that none exists yet. */

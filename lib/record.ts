@@ -1,22 +1,144 @@
 /**
- * The run record: what `deno task bench` writes to data/runs/ and what every chart and notebook
- * reads. Each number in it was validated in the same run and names its device, date and commit.
+ * The run record: what `deno task bench` writes to data/runs/<device-slug>-<date>.json and what
+ * the results table, the charts and the notebooks read. Every section's type is defined (or, for
+ * the tuning search, re-exported) here, and so are reading, writing and listing records. Each
+ * number in a record was validated in the same run and names its device, date and commit.
  */
-import type { DeviceSummary } from "./gpu.ts";
-import type { KernelResult } from "./runner.ts";
+import { deviceSlug, type DeviceSummary } from "./gpu.ts";
+import type { EdgePlan } from "./kernels/cost.ts";
+import type { Params } from "./registry.ts";
+import type { Timing } from "./timing.ts";
+import type { TuningRecord } from "./tuning.ts";
+
+export type { ShapeTrial, TuningRecord, TuningTrial } from "./tuning.ts";
 
 export const RECORD_SCHEMA = 1;
 
+export interface RunRecord {
+  schema: number;
+  /** ISO 8601 time the run started. */
+  date: string;
+  /** Git commit of the code that ran ("unknown" if not a checkout); "+dirty" if modified. */
+  commit: string;
+  deno: string;
+  device: DeviceSummary;
+  ceilings?: Ceilings;
+  results: KernelResult[];
+  peers: PeerResult[];
+  /** CPU-side measurements (our CPU matmuls, block-size sweep), when run. */
+  cpu?: CpuRecord;
+  /** The autotuner's searches (one per tuned kernel), when run or when a saved one was used. */
+  tuning?: TuningRecord[];
+  /** Free-form notes on what was run (flags, skipped peers and why). */
+  notes: string[];
+  /** The bench's command-line flags. */
+  argv?: string[];
+  /** False when the run stopped early (device lost); the record holds what finished. */
+  complete?: boolean;
+  /** Kernels checked (not timed) on random shapes by `--validate N`. */
+  validation?: ValidationSweep[];
+}
+
+/**
+ * What every measured row has, ours or a peer's, GPU or CPU: the shape, the check against the
+ * float64 reference, and the timing, which is present only when the check passed.
+ */
+export interface Measured {
+  m: number;
+  n: number;
+  k: number;
+  /** Relative error norm against float64 (sampled rows for large sizes); NaN when unchecked. */
+  relErr: number;
+  validated: boolean;
+  medianMs?: number;
+  minMs?: number;
+  maxMs?: number;
+  reps?: number;
+  gflops?: number;
+  /** How the GPU time was taken, where the timer gives a choice. */
+  timing?: Timing["method"];
+  /** Why the row did not run, or failed, and the kind of failure ("wrong-result", "limit"...). */
+  error?: string;
+  errorKind?: string;
+  /** Seed of the random A and B. */
+  seed: number;
+}
+
+/** One kernel on one shape: the record's `results` entry. */
+export interface KernelResult extends Measured {
+  kernel: string;
+  title: string;
+  params: Params;
+  /**
+   * Present when thin edges went to the edge-strip kernel: the first row of the bottom strip and
+   * the first column of the right strip (M and N when that strip is absent).
+   */
+  edgeStrips?: EdgePlan;
+  /** Modeled global-memory bytes and intensity (FLOP/byte) of this launch. */
+  modelBytes: number;
+  intensity: number;
+}
+
 /** A reference implementation measured in the same process (cuBLAS, TF.js, OpenBLAS). */
-export interface PeerResult
-  extends Omit<KernelResult, "params" | "modelBytes" | "intensity" | "seed"> {
+export interface PeerResult extends Omit<Measured, "seed"> {
   /** "cublas", "tfjs-webgpu", "openblas-1t", "openblas-all". */
   peer: string;
+  kernel: string;
+  title: string;
   /** Where the number comes from, e.g. "CUDA events" or "tf.time() kernelMs". */
   timer: string;
   seed?: number;
   /** Peer-specific facts: library version and path, math mode, the programs TF.js ran. */
   details?: Record<string, string | number | boolean>;
+}
+
+/** What the record's `cpu` field holds (OpenBLAS rows go to `peers`). */
+export interface CpuRecord {
+  /** The CPU the numbers come from. */
+  machine: CpuMachine;
+  impls: CpuResult[];
+  sweep: SweepRow[];
+  /** The lecture's model (FLOPs, unique and all accesses) at the suite's sizes. */
+  model: { n: number; series: string; value: number }[];
+  /** Why something was skipped (e.g. OpenBLAS not found). */
+  notes: string[];
+}
+
+/** The machine a CPU measurement ran on. */
+export interface CpuMachine {
+  model: string;
+  logicalCores: number;
+  v8: string;
+  /** The JS code is single-threaded: one core. */
+  threads: 1;
+  /** 1-minute load average when measuring began (other work on the box skews wall clocks). */
+  loadAverage?: number;
+}
+
+/** One CPU matmul at one size: an entry of the record's `cpu.impls`. */
+export interface CpuResult extends Measured {
+  /** "naive-ijk", "ikj" or "blocked". */
+  id: string;
+  /** Display label, e.g. "blocked 64" (what the CPU chart shows). */
+  impl: string;
+  /** The block size, for "blocked". */
+  block?: number;
+  timer: string;
+}
+
+/** One point of the block-size sweep (block 0 = unblocked). */
+export interface SweepRow {
+  n: number;
+  block: number;
+  gflops: number;
+  medianMs: number;
+  minMs: number;
+  maxMs: number;
+  reps: number;
+  relErr: number;
+  validated: boolean;
+  seed: number;
+  error?: string;
 }
 
 /** Measured machine ceilings the roofline is drawn from (lib/ceilings.ts measures them). */
@@ -63,31 +185,6 @@ export interface Fp32Trial {
   gflops: number;
 }
 
-export interface RunRecord {
-  schema: number;
-  /** ISO 8601 time the run started. */
-  date: string;
-  /** Git commit of the code that ran ("unknown" if not a checkout); "+dirty" if modified. */
-  commit: string;
-  deno: string;
-  device: DeviceSummary;
-  ceilings?: Ceilings;
-  results: KernelResult[];
-  peers: PeerResult[];
-  /** CPU-side measurements (our CPU matmuls, block-size sweep), when run. */
-  cpu?: unknown;
-  /** Autotuner trials and winner, when run. */
-  tuning?: unknown;
-  /** Free-form notes on what was run (flags, skipped peers and why). */
-  notes: string[];
-  /** The bench's command-line flags. */
-  argv?: string[];
-  /** False when the run stopped early (device lost); the record holds what finished. */
-  complete?: boolean;
-  /** Kernels checked (not timed) on random shapes by `--validate N`. */
-  validation?: ValidationSweep[];
-}
-
 /** One kernel checked on many random shapes against the float64 reference. */
 export interface ValidationSweep {
   kernel: string;
@@ -96,4 +193,124 @@ export interface ValidationSweep {
   /** The worst relative error seen, and failures (shape and message), if any. */
   maxRelErr: number;
   failures: { m: number; k: number; n: number; error: string }[];
+}
+
+/** Where records live, relative to the project root. */
+export const RUNS_DIR = new URL("../data/runs/", import.meta.url);
+
+/** The default record path for a device and run date: `<dir>/<device-slug>-<YYYY-MM-DD>.json`. */
+export function recordPath(record: Pick<RunRecord, "device" | "date">, dir = "data/runs"): string {
+  return `${dir.replace(/\/$/, "")}/${deviceSlug(record.device)}-${record.date.slice(0, 10)}.json`;
+}
+
+/**
+ * JSON has no NaN: a failed result's relErr (NaN) is written as null and read back as NaN, so a
+ * loaded record compares exactly like a live one.
+ */
+export function recordToJson(record: RunRecord): string {
+  return JSON.stringify(
+    record,
+    (_k, v) => typeof v === "number" && !Number.isFinite(v) ? null : v,
+    2,
+  ) +
+    "\n";
+}
+
+/** Parse a record's JSON text; throws if it is not a run record of a schema this code reads. */
+export function recordFromJson(text: string, source = "record"): RunRecord {
+  const record = JSON.parse(text) as RunRecord;
+  if (
+    typeof record !== "object" || record === null || typeof record.schema !== "number" ||
+    !Array.isArray(record.results) || !Array.isArray(record.peers)
+  ) {
+    throw new Error(`${source} is not a gemm-ladder run record`);
+  }
+  if (record.schema > RECORD_SCHEMA) {
+    throw new Error(
+      `${source} has schema ${record.schema}; this code reads up to ${RECORD_SCHEMA}`,
+    );
+  }
+  for (const r of [...record.results, ...record.peers]) {
+    if (r.relErr === null) r.relErr = NaN;
+  }
+  record.notes ??= [];
+  return record;
+}
+
+/** Write a record (creating its folder) and return the path written. */
+export async function writeRecord(record: RunRecord, path: string | URL): Promise<string> {
+  const file = path instanceof URL ? path.pathname : path;
+  const slash = file.lastIndexOf("/");
+  if (slash > 0) await Deno.mkdir(file.slice(0, slash), { recursive: true });
+  await Deno.writeTextFile(file, recordToJson(record));
+  return file;
+}
+
+/** Load one record from a file path or URL. */
+export async function loadRecord(path: string | URL): Promise<RunRecord> {
+  return recordFromJson(await Deno.readTextFile(path), String(path));
+}
+
+/** Every record in a folder (default data/runs/), oldest run first; other JSON files are skipped. */
+export async function listRecords(
+  dir: string | URL = RUNS_DIR,
+): Promise<{ path: string; record: RunRecord }[]> {
+  const base = (dir instanceof URL ? dir.pathname : dir).replace(/\/$/, "");
+  const found: { path: string; record: RunRecord }[] = [];
+  try {
+    for await (const entry of Deno.readDir(base)) {
+      if (!entry.isFile || !entry.name.endsWith(".json")) continue;
+      const path = `${base}/${entry.name}`;
+      try {
+        found.push({ path, record: await loadRecord(path) });
+      } catch {
+        // Not a run record (e.g. saved tuning results): not ours to read.
+      }
+    }
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  return found.sort((a, b) => a.record.date.localeCompare(b.record.date));
+}
+
+/**
+ * The newest record in a folder, by run date; `filter` narrows the choice (e.g. real GPUs only,
+ * `(r) => !r.device.software`). Undefined when there is none.
+ */
+export async function newestRecord(
+  dir: string | URL = RUNS_DIR,
+  filter: (r: RunRecord) => boolean = () => true,
+): Promise<{ path: string; record: RunRecord } | undefined> {
+  return (await listRecords(dir)).filter((x) => filter(x.record)).at(-1);
+}
+
+/**
+ * The commit that ran: $GEMM_COMMIT (copies without .git, such as the GPU host's), else
+ * `git rev-parse HEAD` with "+dirty" when tracked files differ, else "unknown".
+ */
+export async function currentCommit(): Promise<string> {
+  const fromEnv = envOrUndefined("GEMM_COMMIT");
+  if (fromEnv) return fromEnv;
+  try {
+    const git = (...args: string[]) =>
+      new Deno.Command("git", { args, stdout: "piped", stderr: "null" }).output();
+    const head = await git("rev-parse", "HEAD");
+    if (!head.success) return "unknown";
+    const status = await git("status", "--porcelain", "--untracked-files=no");
+    const sha = new TextDecoder().decode(head.stdout).trim();
+    const dirty = status.success && new TextDecoder().decode(status.stdout).trim() !== "";
+    return dirty ? `${sha}+dirty` : sha;
+  } catch {
+    // No git binary, or no --allow-run=git.
+    return "unknown";
+  }
+}
+
+/** An environment variable, or undefined when unset or when env access is not permitted. */
+export function envOrUndefined(name: string): string | undefined {
+  try {
+    return Deno.env.get(name) || undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -21,6 +21,7 @@ import {
   sampleRows,
   type Shape,
 } from "./matrix.ts";
+import type { KernelResult } from "./record.ts";
 import { referenceRows } from "./reference.ts";
 import { ceilDiv, type EdgePlan, edgePlan, paddedSize } from "./kernels/cost.ts";
 import type { KernelSpec, Params } from "./registry.ts";
@@ -32,38 +33,6 @@ import { timePasses, type Timing, type TimingOptions } from "./timing.ts";
  * (New buffers are zero-filled; nothing ever writes here.)
  */
 export const ZERO_TAIL = 16;
-
-/** One kernel on one shape: the record's `results` entry. */
-export interface KernelResult {
-  kernel: string;
-  title: string;
-  m: number;
-  n: number;
-  k: number;
-  params: Params;
-  /** Relative error norm against float64 (sampled rows for large sizes). */
-  relErr: number;
-  validated: boolean;
-  /** Timing fields are present only for validated results. */
-  medianMs?: number;
-  minMs?: number;
-  maxMs?: number;
-  reps?: number;
-  gflops?: number;
-  timing?: Timing["method"];
-  /**
-   * Present when thin edges went to the edge-strip kernel: the first row of the bottom strip and
-   * the first column of the right strip (M and N when that strip is absent).
-   */
-  edgeStrips?: EdgePlan;
-  /** Modeled global-memory bytes and intensity (FLOP/byte) of this launch. */
-  modelBytes: number;
-  intensity: number;
-  /** Why the kernel did not run, or failed. */
-  error?: string;
-  errorKind?: string;
-  seed: number;
-}
 
 export interface RunOptions extends TimingOptions {
   /** Override the spec's default tile parameters. */

@@ -20,17 +20,18 @@ import { acquireGpu, type Gpu, readBuffer } from "../lib/gpu.ts";
 import { randomMatrix } from "../lib/matrix.ts";
 import { openCublas } from "../lib/peers/cublas.ts";
 import { type BackendInternals, flush, openTfjs } from "../lib/peers/tfjs.ts";
-import { RECORD_SCHEMA, type RunRecord } from "../lib/record.ts";
 import {
   currentCommit,
   listRecords,
   loadRecord,
   newestRecord,
+  RECORD_SCHEMA,
   recordFromJson,
   recordPath,
   recordToJson,
+  type RunRecord,
   writeRecord,
-} from "../lib/records.ts";
+} from "../lib/record.ts";
 import { KERNELS, naive } from "../lib/registry.ts";
 import { chooseRecord, MANIFEST, removeStale } from "../tools/export.ts";
 import { fuzz, parseFuzzArgs } from "../tools/fuzz.ts";

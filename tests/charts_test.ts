@@ -7,8 +7,13 @@ import assert from "node:assert/strict";
 import { measureCeilings } from "../lib/ceilings.ts";
 import { runCpuSuite } from "../lib/cpu_bench.ts";
 import { acquireGpu, type Gpu } from "../lib/gpu.ts";
-import { type PeerResult, RECORD_SCHEMA, type RunRecord } from "../lib/record.ts";
-import { currentCommit } from "../lib/records.ts";
+import {
+  currentCommit,
+  type PeerResult,
+  RECORD_SCHEMA,
+  type RunRecord,
+  type TuningTrial,
+} from "../lib/record.ts";
 import { KERNELS } from "../lib/registry.ts";
 import { runKernel } from "../lib/runner.ts";
 import { openTfjs } from "../lib/peers/tfjs.ts";
@@ -66,7 +71,8 @@ function liveRun(): Promise<LiveData> {
       console.error(`charts test: no TF.js peer (${(e as Error).message})`);
     }
     const naive = KERNELS[0];
-    const trials: TuneTrial[] = [];
+    // A search over WG at both sizes; each trial also says its size, so the heatmap can show it.
+    const trials: (TuningTrial & TuneTrial)[] = [];
     for (const WG of [4, 8, 16]) {
       for (const n of SIZES) {
         const r = await runKernel(gpu, naive, { m: n, k: n, n }, { params: { WG }, budgetMs: 5 });
@@ -86,7 +92,18 @@ function liveRun(): Promise<LiveData> {
       results,
       peers,
       cpu: cpuSuite.cpu,
-      tuning: [{ kernel: naive.id, trials }],
+      tuning: [{
+        schema: 1,
+        device: gpu.summary,
+        date: new Date().toISOString(),
+        commit: "live",
+        shape: { m: SIZES[0], k: SIZES[0], n: SIZES[0] },
+        shapes: SIZES.map((n) => ({ m: n, k: n, n })),
+        kernel: naive.id,
+        space: { WG: [4, 8, 16] },
+        trials,
+        best: trials.reduce((a, b) => (b.gflops ?? 0) > (a.gflops ?? 0) ? b : a),
+      }],
       notes: ["live record from tests/charts_test.ts"],
     };
     return { gpu, record };
@@ -241,7 +258,7 @@ Deno.test("ceilings, ladder, bound, scaling, intensity, cpu, autotune: marks and
   assert.equal(countRole(cpu, "bar"), cpuRows.impls!.filter((r) => r.n === largest).length);
   assert.ok(cpuRows.impls!.some((r) => r.impl.startsWith("blocked")));
 
-  const trials = (record.tuning as { trials: TuneTrial[] }[])[0].trials;
+  const trials = record.tuning![0].trials;
   const tune = autotuneChart(trials);
   assert.equal(tune.figure.data[0].type, "heatmap");
   const cells = tuneCells(trials, "WG", "n");
@@ -302,7 +319,7 @@ Deno.test("notebook bundles: vega-lite JSON + SVG, plotly JSON + PNG", async () 
   const vl = await chartBundle(ladderChart(record));
   assert.ok("application/vnd.vegalite.v5+json" in vl);
   assert.match(vl["image/svg+xml"] as string, /^<svg/);
-  const trials = (record.tuning as { trials: TuneTrial[] }[])[0].trials;
+  const trials = record.tuning![0].trials;
   const pl = await chartBundle(autotuneChart(trials));
   assert.equal(
     (pl["application/vnd.plotly.v1+json"] as { data: { type: string }[] }).data[0].type,

@@ -7,8 +7,7 @@ import assert from "node:assert/strict";
 import { extractNotebooks, listNotebooks, notebookModule } from "../tools/notebook_cells.ts";
 import { fmt, kernel, predict, tableBundle } from "../lib/notebook.ts";
 import { setRecordsDir, showRecorded, showRecordedCeilings } from "../lib/notebook_records.ts";
-import type { KernelResult } from "../lib/runner.ts";
-import type { RunRecord } from "../lib/record.ts";
+import type { KernelResult, RunRecord } from "../lib/record.ts";
 import { subgroupAccesses } from "../lib/lessons.ts";
 import { KERNELS } from "../lib/registry.ts";
 

@@ -8,8 +8,7 @@
  */
 import { allCharts, chartHtml, chartPng, chartSvg, sourceLabel } from "../lib/charts/mod.ts";
 import { UsageError } from "../lib/errors.ts";
-import { listRecords, loadRecord, RUNS_DIR } from "../lib/records.ts";
-import type { RunRecord } from "../lib/record.ts";
+import { listRecords, loadRecord, type RunRecord, RUNS_DIR } from "../lib/record.ts";
 
 /** The list of files an export wrote, kept in its folder so the next export can clear them. */
 export const MANIFEST = ".export-files.json";

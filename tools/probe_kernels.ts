@@ -21,7 +21,7 @@ import { openCublas } from "../lib/peers/cublas.ts";
 import { findKernel, type KernelSpec, type Params } from "../lib/registry.ts";
 import { BoundProblem, kernelParams, prepareKernel, runKernel } from "../lib/runner.ts";
 import { randomMatrix } from "../lib/matrix.ts";
-import { currentCommit } from "../lib/records.ts";
+import { currentCommit } from "../lib/record.ts";
 import { timePasses } from "../lib/timing.ts";
 
 const args = Deno.args;

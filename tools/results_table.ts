@@ -7,9 +7,14 @@
  *
  * The task then runs `deno fmt` on the README, which pads the tables.
  */
-import type { KernelResult } from "../lib/runner.ts";
-import type { PeerResult, RunRecord } from "../lib/record.ts";
-import { loadRecord, newestRecord, RUNS_DIR } from "../lib/records.ts";
+import {
+  type KernelResult,
+  loadRecord,
+  newestRecord,
+  type PeerResult,
+  type RunRecord,
+  RUNS_DIR,
+} from "../lib/record.ts";
 import { shapeLabel } from "../lib/matrix.ts";
 import { ODD_SHAPE_PAIRS } from "../lib/bench_args.ts";
 

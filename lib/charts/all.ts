@@ -2,13 +2,12 @@
  * Every chart a run record can feed, built in one call (the export task and the summary
  * notebook use it). A chart whose data the record lacks is skipped with the reason.
  */
-import type { PeerResult, RunRecord } from "../record.ts";
+import type { CpuRecord, PeerResult, RunRecord } from "../record.ts";
 import { KERNELS, type KernelSpec } from "../registry.ts";
-import { autotuneChart, type TuneTrial } from "./autotune.ts";
+import { autotuneChart } from "./autotune.ts";
 import { boundChart } from "./bound.ts";
 import { ceilingsChart } from "./ceilings.ts";
 import { cpuModelRows } from "../cpu.ts";
-import type { CpuRecord } from "../cpu_bench.ts";
 import { shapeLabel } from "../matrix.ts";
 import { type Chart, isSquare, measured, peerLabel, shortCommit, sourceLabel } from "./common.ts";
 import { cpuChart, type CpuChartData } from "./cpu.ts";
@@ -46,24 +45,10 @@ export function cpuSuiteRows(
 
 /** The record's CPU section and OpenBLAS peers as chart rows, the CPU named in the subtitle. */
 export function cpuData(record: RunRecord): CpuChartData {
-  const cpu = (record.cpu ?? {}) as Partial<CpuRecord>;
+  const cpu: Partial<CpuRecord> = record.cpu ?? {};
   const machine = cpu.machine?.model ?? record.device.description;
   const source = `${machine} · ${record.date.slice(0, 10)} · commit ${shortCommit(record.commit)}`;
   return cpuSuiteRows(cpu, record.peers, source);
-}
-
-/** A tuning search as the record holds it (lib/tuning.ts TuningRecord, or any `{ trials }`). */
-interface TuningSection {
-  kernel?: string;
-  shape?: { m: number; k: number; n: number };
-  trials: TuneTrial[];
-}
-
-/** The record's tuning section: one search or a list of them (one per kernel). */
-export function tuningData(record: RunRecord): TuningSection[] {
-  const t = record.tuning as TuningSection | TuningSection[] | undefined;
-  if (!t) return [];
-  return (Array.isArray(t) ? t : [t]).filter((x) => Array.isArray(x?.trials));
 }
 
 export interface AllChartsOptions {
@@ -100,13 +85,13 @@ export function allCharts(
   const kernels = opts.kernels ?? KERNELS.filter((k) => !k.demo);
   attempt("intensity", () => intensityChart(modeledIntensity(kernels, sizes)));
   attempt("cpu", () => cpuChart(cpuData(record)));
-  const tunings = tuningData(record);
+  const tunings = record.tuning ?? [];
   if (!tunings.length) skipped.push({ name: "autotune", reason: "no tuning trials in the record" });
   tunings.forEach((t, i) =>
     attempt(`autotune${i ? `-${i}` : ""}`, () => {
-      const at = t.shape ? ` · searched at ${shapeLabel(t.shape)}` : "";
+      const at = ` · searched at ${shapeLabel(t.shape)}`;
       const chart = autotuneChart(t.trials, { kernel: t.kernel, source: sourceLabel(record) + at });
-      return i ? { ...chart, name: `autotune-${t.kernel ?? i}` } : chart;
+      return i ? { ...chart, name: `autotune-${t.kernel}` } : chart;
     })
   );
   return { charts, skipped };

@@ -3,8 +3,7 @@
  * data (a run record, or rows derived from one) and return a spec; they never hold numbers.
  */
 import type { TopLevelSpec } from "vega-lite";
-import type { KernelResult } from "../runner.ts";
-import type { PeerResult, RunRecord } from "../record.ts";
+import type { KernelResult, PeerResult, RunRecord } from "../record.ts";
 
 export type VegaLiteSpec = TopLevelSpec;
 

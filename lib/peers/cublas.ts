@@ -4,8 +4,7 @@
  * float32 arithmetic our kernels do. Timed with CUDA events, validated like our kernels.
  */
 import { flops, freshSeed, randomMatrix, sampleRows, type Shape } from "../matrix.ts";
-import type { PeerResult } from "../record.ts";
-import { envOrUndefined } from "../records.ts";
+import { envOrUndefined, type PeerResult } from "../record.ts";
 import { F32_TOLERANCE } from "../registry.ts";
 import { checkRowsFor, validateProduct } from "../runner.ts";
 import { summarize } from "../timing.ts";

@@ -12,8 +12,7 @@ import {
   sampleRows,
   type Shape,
 } from "../matrix.ts";
-import type { PeerResult } from "../record.ts";
-import { envOrUndefined } from "../records.ts";
+import { envOrUndefined, type PeerResult } from "../record.ts";
 import { F32_TOLERANCE } from "../registry.ts";
 import { checkRowsFor, validateProduct } from "../runner.ts";
 
