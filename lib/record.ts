@@ -196,7 +196,7 @@ export interface ValidationSweep {
 }
 
 /** Where records live, relative to the project root. */
-export const RUNS_DIR = new URL("../data/runs/", import.meta.url);
+export const RUNS_DIR: URL = new URL("../data/runs/", import.meta.url);
 
 /** The default record path for a device and run date: `<dir>/<device-slug>-<YYYY-MM-DD>.json`. */
 export function recordPath(record: Pick<RunRecord, "device" | "date">, dir = "data/runs"): string {

@@ -25,7 +25,7 @@ import type { KernelResult } from "./record.ts";
 import { referenceRows } from "./reference.ts";
 import { ceilDiv, type EdgePlan, edgePlan, paddedSize } from "./kernels/cost.ts";
 import type { KernelSpec, Params } from "./registry.ts";
-import { timePasses, type Timing, type TimingOptions } from "./timing.ts";
+import { timePasses, type TimingOptions } from "./timing.ts";
 
 /**
  * Zero bytes after every operand buffer's data. The vec4 kernels (07-11) bounds-check a load by
