@@ -321,7 +321,7 @@ async function runPeers(
     try {
       for (const shape of shapes) {
         log(`peer cublas ${shapeLabel(shape)}`);
-        const r = cublas.run(shape, { reps: args.reps });
+        const r = await cublas.run(shape, { reps: args.reps });
         record.peers.push(r);
         await recorded(r);
       }

@@ -11,11 +11,11 @@ import {
   naiveMatmul,
   timeCpu,
 } from "./cpu.ts";
-import { flops, freshSeed, randomMatrix, sampleRows, type Shape } from "./matrix.ts";
+import { freshSeed, type Shape } from "./matrix.ts";
+import { timerNumbers, validateThenTime } from "./measure.ts";
 import { openOpenBlas } from "./peers/openblas.ts";
 import type { CpuMachine, CpuRecord, CpuResult, PeerResult, SweepRow } from "./record.ts";
 import { F32_TOLERANCE } from "./registry.ts";
-import { checkRowsFor, validateProduct } from "./runner.ts";
 
 /** Every wall-clock CPU row says so: GPU rows use timestamp-query instead. */
 export const CPU_TIMER = "performance.now (CPU)";
@@ -34,43 +34,27 @@ export function measureCpu(
   fn: CpuMatmul,
   shape: Shape,
   opts: CpuRunOptions = {},
-): Omit<CpuResult, "id" | "impl"> {
-  const seed = freshSeed();
-  const a = randomMatrix(shape.m, shape.k, seed);
-  const b = randomMatrix(shape.k, shape.n, seed ^ 0x9e3779b9);
-  const result: Omit<CpuResult, "id" | "impl"> = {
-    ...shape,
-    relErr: NaN,
-    validated: false,
-    timer: CPU_TIMER,
-    seed,
-  };
-  try {
-    // This first call is also the JIT warm-up for the timed calls.
-    const c = fn(a, b, shape);
-    result.relErr = validateProduct(c, a, b, shape, sampleRows(shape.m, checkRowsFor(shape), seed));
-    if (!(result.relErr <= F32_TOLERANCE)) {
-      result.error = `relative error ${result.relErr} exceeds ${F32_TOLERANCE}`;
-      return result;
-    }
-    result.validated = true;
-    const t = timeCpu(fn, shape, opts.reps ?? 3, {
-      a,
-      b,
-      warmup: 0,
-      budgetMs: opts.budgetMs ?? 4000,
-    });
-    Object.assign(result, {
-      medianMs: t.medianMs,
-      minMs: t.minMs,
-      maxMs: t.maxMs,
-      reps: t.reps,
-      gflops: flops(shape) / (t.medianMs * 1e6),
-    });
-  } catch (e) {
-    result.error = (e as Error).message;
-  }
-  return result;
+): Promise<Omit<CpuResult, "id" | "impl">> {
+  let inputs: { a: Float32Array; b: Float32Array } | undefined;
+  return validateThenTime(
+    { ...shape, relErr: NaN, validated: false, timer: CPU_TIMER, seed: freshSeed() },
+    {
+      tolerance: F32_TOLERANCE,
+      compute: (a, b) => {
+        inputs = { a, b };
+        // This first call is also the JIT warm-up for the timed calls.
+        return fn(a, b, shape);
+      },
+      time: () =>
+        timerNumbers(
+          timeCpu(fn, shape, opts.reps ?? 3, {
+            ...inputs,
+            warmup: 0,
+            budgetMs: opts.budgetMs ?? 4000,
+          }),
+        ),
+    },
+  );
 }
 
 /** The lecture's chart: blocked matmul GFLOP/s for every (N, block), each row validated. */
@@ -82,7 +66,7 @@ export async function sweepBlockSizes(
   const rows: SweepRow[] = [];
   for (const n of sizes) {
     for (const block of blocks) {
-      const r = measureCpu(blockedWith(block), { m: n, k: n, n }, opts);
+      const r = await measureCpu(blockedWith(block), { m: n, k: n, n }, opts);
       const row: SweepRow = {
         n,
         block,
@@ -157,7 +141,7 @@ export async function runCpuSuite(opts: CpuSuiteOptions = {}): Promise<CpuSuite>
         ours.unshift(["naive-ijk", "naive ijk", naiveMatmul]);
       } else cpu.notes.push(`naive ijk skipped at N=${n} (naiveMaxN ${opts.naiveMaxN})`);
       for (const [id, impl, fn] of ours) {
-        const r: CpuResult = { id, impl, ...measureCpu(fn, shape, opts) };
+        const r: CpuResult = { id, impl, ...await measureCpu(fn, shape, opts) };
         cpu.impls.push(r);
         await opts.onRow?.(r);
       }
@@ -184,7 +168,11 @@ export async function runCpuSuite(opts: CpuSuiteOptions = {}): Promise<CpuSuite>
       }
       if (blas.available) {
         for (const threads of [1, "all"] as const) {
-          const r = blas.peer.run(shape, { threads, reps: opts.reps, budgetMs: opts.budgetMs });
+          const r = await blas.peer.run(shape, {
+            threads,
+            reps: opts.reps,
+            budgetMs: opts.budgetMs,
+          });
           peers.push(r);
           await opts.onRow?.(r);
         }

@@ -3,7 +3,7 @@
  * inputs, poison C, dispatch, read back, check against the float64 reference, and only then
  * time it with GPU timestamps. One structured result per kernel and shape.
  */
-import { FeatureError, GemmError, LimitError, ValidationFailedError } from "./errors.ts";
+import { FeatureError, GemmError, LimitError } from "./errors.ts";
 import {
   compileWgsl,
   type Gpu,
@@ -12,17 +12,9 @@ import {
   scoped,
   uploadBuffer,
 } from "./gpu.ts";
-import {
-  checkOperands,
-  checkShape,
-  freshSeed,
-  randomMatrix,
-  relativeError,
-  sampleRows,
-  type Shape,
-} from "./matrix.ts";
+import { checkOperands, checkShape, freshSeed, type Shape } from "./matrix.ts";
+import { validateThenTime } from "./measure.ts";
 import type { KernelResult } from "./record.ts";
-import { referenceRows } from "./reference.ts";
 import { ceilDiv, type EdgePlan, edgePlan, paddedSize } from "./kernels/cost.ts";
 import type { KernelSpec, Params } from "./registry.ts";
 import { timePasses, type TimingOptions } from "./timing.ts";
@@ -58,8 +50,6 @@ export interface PreparedKernel {
 }
 
 const NAN_PATTERN = 0x7fc00000;
-/** Largest reference work (multiply-adds) per check before rows are sampled. */
-const CHECK_BUDGET = 6e8;
 
 /** Throws FeatureError or LimitError if this kernel cannot run on this device. */
 export function checkKernelFits(gpu: Gpu, spec: KernelSpec, params: Params): void {
@@ -508,30 +498,6 @@ export async function multiply(
   }
 }
 
-/** Rows of C the check covers: all of them unless the reference would cost too much. */
-export function checkRowsFor(shape: Shape, requested?: number): number {
-  if (requested !== undefined) return Math.min(shape.m, Math.max(1, requested));
-  return Math.min(shape.m, Math.max(8, Math.floor(CHECK_BUDGET / (shape.k * shape.n))));
-}
-
-/**
- * Compare C with the float64 reference on `rows`; also require every element of C to be
- * finite (poisoned NaN means unwritten). Returns the relative error norm (NaN on failure).
- */
-export function validateProduct(
-  c: Float32Array,
-  a: ArrayLike<number>,
-  b: ArrayLike<number>,
-  shape: Shape,
-  rows: number[],
-): number {
-  for (let i = 0; i < c.length; i++) if (!Number.isFinite(c[i])) return NaN;
-  const ref = referenceRows(a, b, shape, rows);
-  const sampled = new Float32Array(rows.length * shape.n);
-  rows.forEach((r, i) => sampled.set(c.subarray(r * shape.n, (r + 1) * shape.n), i * shape.n));
-  return relativeError(sampled, ref, shape.n);
-}
-
 /**
  * Validate then time one kernel on one shape. Failures (limits, features, compile errors,
  * wrong results) come back as a result with `validated: false` and `error`, never as a speed;
@@ -560,39 +526,20 @@ export async function runKernel(
   };
   let problem: BoundProblem | undefined;
   try {
-    const kernel = await prepareKernel(gpu, spec, params);
-    const a = randomMatrix(shape.m, shape.k, seed);
-    const b = randomMatrix(shape.k, shape.n, seed ^ 0x9e3779b9);
-    problem = await BoundProblem.create(gpu, kernel, shape, a, b, opts.edgeStrips ?? true);
-    if (problem.edgeStrips) result.edgeStrips = problem.edgeStrips;
-    const c = await problem.compute();
-    const rows = sampleRows(shape.m, checkRowsFor(shape, opts.checkRows), seed);
-    result.relErr = validateProduct(c, a, b, shape, rows);
-    if (!(result.relErr <= spec.tolerance)) {
-      throw new ValidationFailedError(
-        `${spec.id} at ${shape.m}x${shape.k}x${shape.n}: relative error ${result.relErr} ` +
-          `exceeds ${spec.tolerance}`,
-      );
-    }
-    result.validated = true;
-    if (!opts.skipTiming) {
-      const p = problem;
-      const t = await timePasses(gpu, (pass) => p.encode(pass), opts);
-      Object.assign(result, {
-        medianMs: t.medianMs,
-        minMs: t.minMs,
-        maxMs: t.maxMs,
-        reps: t.reps,
-        timing: t.method,
-        gflops: model.flops / (t.medianMs * 1e6),
-      });
-    }
-  } catch (e) {
-    if (e instanceof GemmError && e.kind === "device-lost") throw e;
-    result.validated = false;
-    result.error = e instanceof Error ? e.message : String(e);
-    result.errorKind = e instanceof GemmError ? e.kind : "error";
-    delete result.gflops;
+    await validateThenTime(result, {
+      tolerance: spec.tolerance,
+      checkRows: opts.checkRows,
+      label: `${spec.id} at ${shape.m}x${shape.k}x${shape.n}`,
+      compute: async (a, b) => {
+        const kernel = await prepareKernel(gpu, spec, params);
+        problem = await BoundProblem.create(gpu, kernel, shape, a, b, opts.edgeStrips ?? true);
+        if (problem.edgeStrips) result.edgeStrips = problem.edgeStrips;
+        return await problem.compute();
+      },
+      time: opts.skipTiming
+        ? undefined
+        : () => timePasses(gpu, (pass) => problem?.encode(pass), opts),
+    });
   } finally {
     problem?.destroy();
   }

@@ -315,13 +315,13 @@ Deno.test("cuBLAS peer: row-major trick, TF32 off, poison catches unwritten outp
     assert.equal(peer.details.mathMode, "CUBLAS_DEFAULT_MATH (TF32 off)");
     // Non-square shapes: a swapped operand or leading dimension fails validation.
     for (const shape of [{ m: 1, k: 1, n: 1 }, { m: 17, k: 33, n: 5 }, { m: 64, k: 3, n: 41 }]) {
-      const r = peer.run(shape, { reps: 3 });
+      const r = await peer.run(shape, { reps: 3 });
       assert.ok(r.validated, `${JSON.stringify(shape)}: ${r.error}`);
       assert.equal(r.reps, 3);
       assert.ok(r.relErr < 1e-5);
     }
     Deno.env.set("MOCK_CUBLAS_SKIP_LAST_COLUMN", "1");
-    const bad = peer.run({ m: 9, k: 4, n: 6 }, { reps: 3 });
+    const bad = await peer.run({ m: 9, k: 4, n: 6 }, { reps: 3 });
     assert.equal(bad.validated, false);
     assert.ok(Number.isNaN(bad.relErr));
     assert.equal(bad.gflops, undefined);

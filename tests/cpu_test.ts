@@ -90,17 +90,17 @@ Deno.test("cpu: bad input is a typed error", () => {
   }
 });
 
-Deno.test("cpu: wrong or NaN results are never timed", () => {
+Deno.test("cpu: wrong or NaN results are never timed", async () => {
   const shape = { m: 9, k: 5, n: 7 };
   const wrong: CpuMatmul = (a, b, s) => naiveMatmul(a, b, s).map((x, i) => (i === 3 ? x + 1 : x));
   const nan: CpuMatmul = (a, b, s) => naiveMatmul(a, b, s).fill(NaN, 10, 11);
   for (const fn of [wrong, nan]) {
-    const r = measureCpu(fn, shape);
+    const r = await measureCpu(fn, shape);
     assert.equal(r.validated, false);
     assert.equal(r.gflops, undefined);
     assert.ok(r.error);
   }
-  const good = measureCpu(ikjMatmul, shape, { reps: 2 });
+  const good = await measureCpu(ikjMatmul, shape, { reps: 2 });
   assert.ok(good.validated && good.gflops! > 0 && good.reps === 2, JSON.stringify(good));
 });
 
@@ -147,7 +147,7 @@ Deno.test("cpu: timer, sweep and suite rows", async () => {
   }
 });
 
-Deno.test("openblas: sgemm matches float64, 1 thread and all", () => {
+Deno.test("openblas: sgemm matches float64, 1 thread and all", async () => {
   const blas = openOpenBlas();
   // tools/ensure_system.sh installs libopenblas0-pthread before the tests run.
   assert.ok(blas.available, blas.available ? "" : blas.reason);
@@ -160,7 +160,7 @@ Deno.test("openblas: sgemm matches float64, 1 thread and all", () => {
         checkAgainstReference(`openblas ${threads}t`, peer.sgemm.bind(peer), shape);
       }
     }
-    const row = peer.run({ m: 65, k: 33, n: 17 }, { threads: "all", reps: 3 });
+    const row = await peer.run({ m: 65, k: 33, n: 17 }, { threads: "all", reps: 3 });
     assert.ok(row.validated, JSON.stringify(row));
     assert.equal(row.peer, "openblas-all");
     assert.throws(() => peer.setThreads(0), RangeError);

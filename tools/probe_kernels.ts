@@ -309,10 +309,10 @@ async function paddingCosts(shape: Shape) {
 }
 
 const cublas = quick ? "skipped (--quick)" : openCublas();
-function probeCublas(shape: Shape) {
+async function probeCublas(shape: Shape) {
   if (typeof cublas === "string") return;
   try {
-    const r = cublas.run(shape, { budgetMs: 300 });
+    const r = await cublas.run(shape, { budgetMs: 300 });
     rows.push({
       label: "cuBLAS",
       kernel: "cublas",
@@ -333,7 +333,7 @@ if (typeof cublas === "string") console.error(cublas);
 const allShapes = [square(big), square(bigger), ...oddPairs.flat(), rectNoPad];
 const distinct = [...new Map(allShapes.map((s) => [shapeLabel(s), s])).values()];
 for (const shape of args.includes("--ablate") ? [square(big)] : distinct) {
-  probeCublas(shape);
+  await probeCublas(shape);
 }
 
 // 0. (--ladder) every step at 4096.

@@ -3,10 +3,10 @@
  * yardstick the ladder climbs toward. TF32 stays off (CUBLAS_DEFAULT_MATH), so it is the same
  * float32 arithmetic our kernels do. Timed with CUDA events, validated like our kernels.
  */
-import { flops, freshSeed, randomMatrix, sampleRows, type Shape } from "../matrix.ts";
+import { freshSeed, type Shape } from "../matrix.ts";
+import { recordFailure, timerNumbers, validateThenTime } from "../measure.ts";
 import { envOrUndefined, type PeerResult } from "../record.ts";
 import { F32_TOLERANCE } from "../registry.ts";
-import { checkRowsFor, validateProduct } from "../runner.ts";
 import { summarize } from "../timing.ts";
 
 /** Where the CUDA 13 libraries are looked for, after $GEMM_CUDA_LIB_DIR. */
@@ -81,7 +81,7 @@ export interface CublasPeer {
   /** Library versions, paths and the math mode, for the record. */
   details: Record<string, string | number | boolean>;
   /** Validate then time C = A * B for one shape. */
-  run(shape: Shape, opts?: { reps?: number; budgetMs?: number }): PeerResult;
+  run(shape: Shape, opts?: { reps?: number; budgetMs?: number }): Promise<PeerResult>;
   close(): void;
 }
 
@@ -191,9 +191,8 @@ class Peer implements CublasPeer {
     };
   }
 
-  run(shape: Shape, opts: { reps?: number; budgetMs?: number } = {}): PeerResult {
-    const { m, k, n } = shape;
-    const seed = freshSeed();
+  async run(shape: Shape, opts: { reps?: number; budgetMs?: number } = {}): Promise<PeerResult> {
+    const { m, n } = shape;
     const result: PeerResult = {
       peer: "cublas",
       kernel: "cublas_sgemm",
@@ -202,59 +201,52 @@ class Peer implements CublasPeer {
       ...shape,
       relErr: NaN,
       validated: false,
-      seed,
+      seed: freshSeed(),
       details: this.details,
     };
     const buffers: Deno.PointerValue[] = [];
     const events: Deno.PointerValue[] = [];
+    let sgemm = () => {};
     try {
-      const a = randomMatrix(m, k, seed);
-      const b = randomMatrix(k, n, seed ^ 0x9e3779b9);
-      const dA = this.malloc(a.byteLength, buffers);
-      const dB = this.malloc(b.byteLength, buffers);
-      const dC = this.malloc(m * n * 4, buffers);
-      this.cuda(
-        "cudaMemcpy",
-        this.rt.cudaMemcpy(dA, ptr(a), BigInt(a.byteLength), MEMCPY_HOST_TO_DEVICE),
-      );
-      this.cuda(
-        "cudaMemcpy",
-        this.rt.cudaMemcpy(dB, ptr(b), BigInt(b.byteLength), MEMCPY_HOST_TO_DEVICE),
-      );
-      // Poison C: 0xFFFFFFFF is a NaN, so any element SGEMM does not write fails the check.
-      this.cuda("cudaMemset", this.rt.cudaMemset(dC, 0xff, BigInt(m * n * 4)));
-      const sgemm = () => this.sgemm(shape, dA, dB, dC);
-      sgemm();
-      this.cuda("cudaDeviceSynchronize", this.rt.cudaDeviceSynchronize());
-      const c = new Float32Array(m * n);
-      this.cuda(
-        "cudaMemcpy",
-        this.rt.cudaMemcpy(ptr(c), dC, BigInt(c.byteLength), MEMCPY_DEVICE_TO_HOST),
-      );
-      const rows = sampleRows(m, checkRowsFor(shape), seed);
-      result.relErr = validateProduct(c, a, b, shape, rows);
-      if (!(result.relErr <= F32_TOLERANCE)) {
-        throw new Error(`relative error ${result.relErr} exceeds ${F32_TOLERANCE}`);
-      }
-      result.validated = true;
-
-      // Warm-up, then an estimate to size the timed run.
-      for (let i = 0; i < 3; i++) sgemm();
-      const estimate = this.timeCalls(sgemm, 3, events).sort((x, y) => x - y)[1];
-      const reps = opts.reps ??
-        Math.max(10, Math.min(200, Math.round((opts.budgetMs ?? 400) / Math.max(estimate, 1e-3))));
-      const t = summarize(this.timeCalls(sgemm, reps, events), "timestamp-query");
-      Object.assign(result, {
-        medianMs: t.medianMs,
-        minMs: t.minMs,
-        maxMs: t.maxMs,
-        reps: t.reps,
-        gflops: flops(shape) / (t.medianMs * 1e6),
+      await validateThenTime(result, {
+        tolerance: F32_TOLERANCE,
+        compute: (a, b) => {
+          const dA = this.malloc(a.byteLength, buffers);
+          const dB = this.malloc(b.byteLength, buffers);
+          const dC = this.malloc(m * n * 4, buffers);
+          this.cuda(
+            "cudaMemcpy",
+            this.rt.cudaMemcpy(dA, ptr(a), BigInt(a.byteLength), MEMCPY_HOST_TO_DEVICE),
+          );
+          this.cuda(
+            "cudaMemcpy",
+            this.rt.cudaMemcpy(dB, ptr(b), BigInt(b.byteLength), MEMCPY_HOST_TO_DEVICE),
+          );
+          // Poison C: 0xFFFFFFFF is a NaN, so any element SGEMM does not write fails the check.
+          this.cuda("cudaMemset", this.rt.cudaMemset(dC, 0xff, BigInt(m * n * 4)));
+          sgemm = () => this.sgemm(shape, dA, dB, dC);
+          sgemm();
+          this.cuda("cudaDeviceSynchronize", this.rt.cudaDeviceSynchronize());
+          const c = new Float32Array(m * n);
+          this.cuda(
+            "cudaMemcpy",
+            this.rt.cudaMemcpy(ptr(c), dC, BigInt(c.byteLength), MEMCPY_DEVICE_TO_HOST),
+          );
+          return c;
+        },
+        time: () => {
+          // Warm-up, then an estimate to size the timed run.
+          for (let i = 0; i < 3; i++) sgemm();
+          const estimate = this.timeCalls(sgemm, 3, events).sort((x, y) => x - y)[1];
+          const reps = opts.reps ??
+            Math.max(
+              10,
+              Math.min(200, Math.round((opts.budgetMs ?? 400) / Math.max(estimate, 1e-3))),
+            );
+          return timerNumbers(summarize(this.timeCalls(sgemm, reps, events), "timestamp-query"));
+        },
+        errorKind: (e) => e instanceof CudaError ? "cuda" : undefined,
       });
-    } catch (e) {
-      result.validated = false;
-      result.error = (e as Error).message;
-      result.errorKind = e instanceof CudaError ? "cuda" : "wrong-result";
     } finally {
       // A failing free or destroy reports an earlier asynchronous error: the run is suspect.
       const codes = [
@@ -263,10 +255,7 @@ class Peer implements CublasPeer {
       ].filter(([, code]) => code !== 0);
       if (codes.length && result.validated) {
         const [call, code] = codes[0];
-        result.validated = false;
-        result.error = new CudaError(call, code, this.errorText(code)).message;
-        result.errorKind = "cuda";
-        delete result.gflops;
+        recordFailure(result, new CudaError(call, code, this.errorText(code)).message, "cuda");
       }
     }
     return result;

@@ -4,17 +4,11 @@
  * Measured with 1 thread and with all threads, validated like our kernels.
  */
 import { timeCpu } from "../cpu.ts";
-import {
-  checkOperands,
-  flops,
-  freshSeed,
-  randomMatrix,
-  sampleRows,
-  type Shape,
-} from "../matrix.ts";
+import { GemmError } from "../errors.ts";
+import { checkOperands, freshSeed, type Shape } from "../matrix.ts";
+import { timerNumbers, validateThenTime } from "../measure.ts";
 import { envOrUndefined, type PeerResult } from "../record.ts";
 import { F32_TOLERANCE } from "../registry.ts";
-import { checkRowsFor, validateProduct } from "../runner.ts";
 
 /** Where libopenblas is looked for, after $GEMM_OPENBLAS (Debian's libopenblas0-pthread first). */
 export const OPENBLAS_PATHS = [
@@ -70,7 +64,7 @@ export interface OpenBlasPeer {
   /** Set the thread count for following calls (1 .. maxThreads). */
   setThreads(threads: number): void;
   /** Validate then time one shape with `threads` threads: a record `peers` row. */
-  run(shape: Shape, opts?: OpenBlasRunOptions): PeerResult;
+  run(shape: Shape, opts?: OpenBlasRunOptions): Promise<PeerResult>;
   close(): void;
 }
 
@@ -161,7 +155,7 @@ class Peer implements OpenBlasPeer {
     return out;
   }
 
-  run(shape: Shape, opts: OpenBlasRunOptions = {}): PeerResult {
+  run(shape: Shape, opts: OpenBlasRunOptions = {}): Promise<PeerResult> {
     const threads = opts.threads === "all" ? this.maxThreads : opts.threads ?? 1;
     const label = opts.threads === "all" ? "openblas-all" : `openblas-${threads}t`;
     const seed = freshSeed();
@@ -175,37 +169,26 @@ class Peer implements OpenBlasPeer {
       validated: false,
       seed,
     };
-    try {
-      this.setThreads(threads);
-      const a = randomMatrix(shape.m, shape.k, seed);
-      const b = randomMatrix(shape.k, shape.n, seed ^ 0x9e3779b9);
-      const c = new Float32Array(shape.m * shape.n).fill(NaN);
-      this.sgemm(a, b, shape, c);
-      const rows = sampleRows(shape.m, checkRowsFor(shape, opts.checkRows), seed);
-      result.relErr = validateProduct(c, a, b, shape, rows);
-      if (!(result.relErr <= F32_TOLERANCE)) {
-        result.error = `relative error ${result.relErr} exceeds ${F32_TOLERANCE}`;
-        result.errorKind = "wrong-result";
-        return result;
-      }
-      result.validated = true;
-      const t = timeCpu((x, y, s) => this.sgemm(x, y, s, c), shape, opts.reps ?? 20, {
-        a,
-        b,
-        budgetMs: opts.budgetMs ?? 3000,
-      });
-      Object.assign(result, {
-        medianMs: t.medianMs,
-        minMs: t.minMs,
-        maxMs: t.maxMs,
-        reps: t.reps,
-        gflops: flops(shape) / (t.medianMs * 1e6),
-      });
-    } catch (e) {
-      result.error = (e as Error).message;
-      result.errorKind = "openblas";
-    }
-    return result;
+    let inputs: { a: Float32Array; b: Float32Array; c: Float32Array } | undefined;
+    return validateThenTime(result, {
+      tolerance: F32_TOLERANCE,
+      checkRows: opts.checkRows,
+      compute: (a, b) => {
+        this.setThreads(threads);
+        inputs = { a, b, c: new Float32Array(shape.m * shape.n).fill(NaN) };
+        return this.sgemm(a, b, shape, inputs.c);
+      },
+      time: () =>
+        timerNumbers(
+          timeCpu((x, y, s) => this.sgemm(x, y, s, inputs?.c), shape, opts.reps ?? 20, {
+            a: inputs?.a,
+            b: inputs?.b,
+            budgetMs: opts.budgetMs ?? 3000,
+          }),
+        ),
+      // A thrown error here comes from the library or its FFI call, not from our check.
+      errorKind: (e) => e instanceof GemmError ? undefined : "openblas",
+    });
   }
 
   close(): void {

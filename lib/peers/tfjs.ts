@@ -19,12 +19,12 @@
 import * as tf from "@tensorflow/tfjs-core";
 import { WebGPUBackend } from "@tensorflow/tfjs-backend-webgpu";
 import { type Gpu, orLost } from "../gpu.ts";
-import { flops, freshSeed, randomMatrix, sampleRows, type Shape } from "../matrix.ts";
+import { freshSeed, type Shape } from "../matrix.ts";
+import { validateThenTime } from "../measure.ts";
 import type { PeerResult } from "../record.ts";
 import { F32_TOLERANCE } from "../registry.ts";
-import { checkRowsFor, validateProduct } from "../runner.ts";
 import { median, summarize } from "../timing.ts";
-import { DeviceLostError, GemmError } from "../errors.ts";
+import { GemmError } from "../errors.ts";
 
 /** The TF.js packages this peer was built against (pinned in deno.json). */
 export const TFJS_VERSION = "4.22.0";
@@ -85,7 +85,6 @@ async function runTfjs(
   opts: { reps?: number; budgetMs?: number } = {},
 ): Promise<PeerResult> {
   const { m, k, n } = shape;
-  const seed = freshSeed();
   const result: PeerResult = {
     peer: "tfjs-webgpu",
     kernel: "tfjs_matmul",
@@ -94,83 +93,69 @@ async function runTfjs(
     ...shape,
     relErr: NaN,
     validated: false,
-    seed,
+    seed: freshSeed(),
   };
-  const a = randomMatrix(m, k, seed);
-  const b = randomMatrix(k, n, seed ^ 0x9e3779b9);
-  const ta = tf.tensor2d(a, [m, k]);
-  const tb = tf.tensor2d(b, [k, n]);
+  const operands: tf.Tensor2D[] = [];
   try {
-    if (!internals.supportTimestampQuery) {
-      throw new GemmError(
-        "feature",
-        "the device has no timestamp-query, so tf.time() cannot time TF.js",
-      );
-    }
-    // Poison: a NaN tensor of C's size, run (flushed) and then disposed, puts its buffer back
-    // in TF.js's pool, where the product's output (same size and usage) is taken from. Without
-    // the flush the buffer stays pending and the product gets a fresh, zeroed one instead. A
-    // product whose commands are dropped then reads back NaN and fails, instead of zeros.
-    const poison = tf.fill([m, n], NaN);
-    flush(internals);
-    poison.dispose();
-    const tc = tf.matMul(ta, tb);
-    flush(internals);
-    const c = await orLost(gpu, tc.data() as Promise<Float32Array>);
-    tc.dispose();
-    gpu.check();
-    const rows = sampleRows(m, checkRowsFor(shape), seed);
-    result.relErr = validateProduct(c, a, b, shape, rows);
-    if (!(result.relErr <= F32_TOLERANCE)) {
-      throw new GemmError(
-        "wrong-result",
-        `relative error ${result.relErr} exceeds ${F32_TOLERANCE}`,
-      );
-    }
-    result.validated = true;
-
-    const timeOnce = async () => {
-      const t = await orLost(
-        gpu,
-        tf.time(() => {
-          tf.matMul(ta, tb).dispose();
-        }),
-      );
-      const programs = (t as { getExtraProfileInfo?: () => string }).getExtraProfileInfo?.() ?? "";
-      if (!(typeof t.kernelMs === "number" && t.kernelMs > 0)) {
-        throw new GemmError("timing", `tf.time() gave no GPU time (${JSON.stringify(t.kernelMs)})`);
-      }
-      return { ms: t.kernelMs, programs };
-    };
-    // Warm-up (pipeline compiles), then as many reps as fit the budget.
-    const warm = [await timeOnce(), await timeOnce(), await timeOnce()];
-    const estimate = median(warm.map((w) => w.ms));
-    const reps = opts.reps ??
-      Math.max(5, Math.min(50, Math.round((opts.budgetMs ?? 400) / Math.max(estimate, 1e-3))));
-    const samples: number[] = [];
-    for (let i = 0; i < reps; i++) samples.push((await timeOnce()).ms);
-    gpu.check();
-    const t = summarize(samples, "timestamp-query");
-    Object.assign(result, {
-      medianMs: t.medianMs,
-      minMs: t.minMs,
-      maxMs: t.maxMs,
-      reps: t.reps,
-      timing: t.method,
-      gflops: flops(shape) / (t.medianMs * 1e6),
-      details: { ...details, programs: warm[0].programs.replace(/: [\d.e-]+/g, "") },
+    return await validateThenTime(result, {
+      tolerance: F32_TOLERANCE,
+      compute: async (a, b) => {
+        if (!internals.supportTimestampQuery) {
+          throw new GemmError(
+            "feature",
+            "the device has no timestamp-query, so tf.time() cannot time TF.js",
+          );
+        }
+        operands.push(tf.tensor2d(a, [m, k]), tf.tensor2d(b, [k, n]));
+        // Poison: a NaN tensor of C's size, run (flushed) and then disposed, puts its buffer
+        // back in TF.js's pool, where the product's output (same size and usage) is taken from.
+        // Without the flush the buffer stays pending and the product gets a fresh, zeroed one
+        // instead. A product whose commands are dropped then reads back NaN and fails, instead
+        // of zeros.
+        const poison = tf.fill([m, n], NaN);
+        flush(internals);
+        poison.dispose();
+        const tc = tf.matMul(operands[0], operands[1]);
+        flush(internals);
+        const c = await orLost(gpu, tc.data() as Promise<Float32Array>);
+        tc.dispose();
+        gpu.check();
+        return c;
+      },
+      time: async () => {
+        const [ta, tb] = operands;
+        const timeOnce = async () => {
+          const t = await orLost(
+            gpu,
+            tf.time(() => {
+              tf.matMul(ta, tb).dispose();
+            }),
+          );
+          const programs = (t as { getExtraProfileInfo?: () => string }).getExtraProfileInfo?.() ??
+            "";
+          if (!(typeof t.kernelMs === "number" && t.kernelMs > 0)) {
+            throw new GemmError(
+              "timing",
+              `tf.time() gave no GPU time (${JSON.stringify(t.kernelMs)})`,
+            );
+          }
+          return { ms: t.kernelMs, programs };
+        };
+        // Warm-up (pipeline compiles), then as many reps as fit the budget.
+        const warm = [await timeOnce(), await timeOnce(), await timeOnce()];
+        const estimate = median(warm.map((w) => w.ms));
+        const reps = opts.reps ??
+          Math.max(5, Math.min(50, Math.round((opts.budgetMs ?? 400) / Math.max(estimate, 1e-3))));
+        const samples: number[] = [];
+        for (let i = 0; i < reps; i++) samples.push((await timeOnce()).ms);
+        gpu.check();
+        result.details = { ...details, programs: warm[0].programs.replace(/: [\d.e-]+/g, "") };
+        return summarize(samples, "timestamp-query");
+      },
     });
-  } catch (e) {
-    if (e instanceof DeviceLostError) throw e;
-    result.validated = false;
-    result.error = (e as Error).message;
-    result.errorKind = e instanceof GemmError ? e.kind : "error";
-    delete result.gflops;
   } finally {
-    ta.dispose();
-    tb.dispose();
+    for (const t of operands) t.dispose();
   }
-  return result;
 }
 
 /** End TF.js's open compute pass and submit, so what it recorded actually runs. */
