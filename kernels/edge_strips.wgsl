@@ -26,7 +26,8 @@ struct Strips {
   bottomGroups: u32,
 }
 
-// A workgroup is GROUPS groups of LANES invocations (a subgroup on most GPUs).
+// A workgroup is GROUPS groups of LANES invocations (a subgroup on most GPUs). The runner and the
+// cost model (lib/kernels/cost.ts) mirror LANES, GROUPS and WIDTH; a test checks they agree.
 const LANES = 32u;
 const GROUPS = 8u;
 // The most rows (bottom) or columns (right) a strip has: two vec4s per k. At the end group g

@@ -7,7 +7,7 @@ import type { DeviceSummary } from "./gpu.ts";
 import { ceilDiv, F32_TOLERANCE, naiveModel } from "./kernels/cost.ts";
 import { LADDER } from "./kernels/ladder.ts";
 
-export { F32_TOLERANCE, naiveModel, paddedTiledModel, tiledModel } from "./kernels/cost.ts";
+export { F32_TOLERANCE, launchModel, naiveModel, tiledModel } from "./kernels/cost.ts";
 
 /** Tile parameters, passed to the WGSL file as `override` constants of the same names. */
 export type Params = Record<string, number>;
@@ -70,7 +70,10 @@ export interface KernelSpec {
    * N is padded).
    */
   edgeStrips?: boolean;
-  /** The global-memory model: what each tile loads and how often. */
+  /**
+   * The global-memory model: what each tile loads and how often. Called as a method, so a tiled
+   * entry counts its own launch plan (`launchModel(this, ...)`), inherited ones included.
+   */
   model(shape: Shape, p: Params): CostModel;
   requiredFeatures: GPUFeatureName[];
   /** Storage precision of A, B and C. */

@@ -15,7 +15,13 @@ import {
 import { checkOperands, checkShape, freshSeed, type Shape } from "./matrix.ts";
 import { validateThenTime } from "./measure.ts";
 import type { KernelResult } from "./record.ts";
-import { ceilDiv, type EdgePlan, edgePlan, paddedSize } from "./kernels/cost.ts";
+import {
+  EDGE_STRIPS_FILE,
+  type EdgePlan,
+  type LaunchPlan,
+  launchPlan,
+  type PaddingCopy,
+} from "./kernels/cost.ts";
 import type { KernelSpec, Params } from "./registry.ts";
 import { timePasses, type TimingOptions } from "./timing.ts";
 
@@ -120,7 +126,7 @@ export async function prepareKernel(
 }
 
 /** Helper kernels the runner dispatches around the matmul kernels, compiled once per device. */
-type Helper = "util.wgsl" | "edge_strips.wgsl";
+type Helper = "util.wgsl" | typeof EDGE_STRIPS_FILE;
 let helperModules = new Map<Helper, Promise<GPUShaderModule>>();
 let helpersFor: Gpu | undefined;
 async function helperPipeline(
@@ -143,10 +149,6 @@ async function helperPipeline(
     compute: { module: await module, entryPoint },
   });
 }
-
-/** A workgroup of the edge-strip kernel covers 32 columns of the bottom strip or 8 rows of the right. */
-const STRIP_COLUMNS = 32;
-const STRIP_ROWS = 8;
 
 function uniform(gpu: Gpu, values: number[]): GPUBuffer {
   const data = new Uint32Array(Math.max(4, Math.ceil(values.length / 4) * 4));
@@ -219,14 +221,10 @@ export class BoundProblem {
     readonly gpu: Gpu,
     readonly kernel: PreparedKernel,
     readonly shape: Shape,
-    strips: boolean,
+    readonly plan: LaunchPlan,
   ) {
     this.c = this.buffer(shape.m * shape.n, "C");
-    const { spec, params } = kernel;
-    if (strips && spec.edgeStrips) {
-      const plan = edgePlan(shape, params.BM, params.BN);
-      if (plan.rowsFrom < shape.m || plan.colsFrom < shape.n) this.edgeStrips = plan;
-    }
+    this.edgeStrips = plan.edgeStrips;
   }
 
   /**
@@ -243,7 +241,8 @@ export class BoundProblem {
     edgeStrips = true,
   ): Promise<BoundProblem> {
     checkOperands(shape, a, b);
-    const p = new BoundProblem(gpu, kernel, shape, edgeStrips);
+    const plan = launchPlan(kernel.spec, kernel.params, shape, edgeStrips);
+    const p = new BoundProblem(gpu, kernel, shape, plan);
     await p.bind(a, b);
     return p;
   }
@@ -269,81 +268,28 @@ export class BoundProblem {
     return buf;
   }
 
+  /** The dispatches of the launch plan: padding copies, the kernel's tiles, the edge strips. */
   private async bind(a: ArrayLike<number>, b: ArrayLike<number>) {
-    const { gpu, shape, kernel } = this;
-    const { m, k, n } = shape;
-    const al = kernel.spec.align(kernel.params);
-    const mp = paddedSize(m, al.m), kp = paddedSize(k, al.k), np = paddedSize(n, al.n);
-    for (const [name, r, c] of [["A", mp, kp], ["B", kp, np], ["C", mp, np]] as const) {
+    const { gpu, kernel, plan } = this;
+    const { padded } = plan;
+    const sizes = [["A", padded.m, padded.k], ["B", padded.k, padded.n], ["C", padded.m, padded.n]];
+    for (const [name, r, c] of sizes as [string, number, number][]) {
       checkBufferFits(gpu, name, r, c, this.bytesPer);
-    }
-    const padded = mp !== m || kp !== k || np !== n;
-    if (padded && this.bytesPer !== 4) {
-      throw new GemmError(
-        "params",
-        `${kernel.spec.id}: padding is implemented for 4-byte elements`,
-      );
     }
     const aBuf = this.upload(a, "A");
     const bBuf = this.upload(b, "B");
-    const copyStep = async (
-      label: string,
-      src: GPUBuffer,
-      dst: GPUBuffer,
-      sr: number,
-      sc: number,
-      dr: number,
-      dc: number,
-    ) => {
-      const args = uniform(gpu, [sr, sc, dr, dc]);
-      this.owned.push(args);
-      // Destination rows of whole vec4s (every padded A and B) take the 16-byte-store copy.
-      const vec4Rows = dc % 4 === 0;
-      const pipeline = await helperPipeline(gpu, "util.wgsl", vec4Rows ? "pad" : "copy2d");
-      this.steps.push({
-        label,
-        pipeline,
-        bind: gpu.device.createBindGroup({
-          layout: pipeline.getBindGroupLayout(0),
-          entries: [
-            { binding: 0, resource: { buffer: src } },
-            { binding: vec4Rows ? 5 : 1, resource: { buffer: dst } },
-            { binding: 2, resource: { buffer: args } },
-          ],
-        }),
-        grid: vec4Rows
-          ? [Math.ceil(dc / 256), Math.ceil(dr / 4), 1]
-          : [Math.ceil(dc / 16), Math.ceil(dr / 16), 1],
-      });
-    };
-    const unpaddedC = kernel.spec.unpaddedC === true;
-    if (unpaddedC && al.m !== 1) {
-      throw new GemmError("params", `${kernel.spec.id}: unpaddedC needs align m = 1`);
-    }
-    let [aUse, bUse, cUse] = [aBuf, bBuf, this.c];
-    if (padded) {
-      aUse = kp !== k || mp !== m ? this.buffer(mp * kp, "A padded") : aBuf;
-      bUse = kp !== k || np !== n ? this.buffer(kp * np, "B padded") : bBuf;
-      if (!unpaddedC) cUse = this.buffer(mp * np, "C padded");
-      if (aUse !== aBuf) await copyStep("pad A", aBuf, aUse, m, k, mp, kp);
-      if (bUse !== bBuf) await copyStep("pad B", bBuf, bUse, k, n, kp, np);
-    }
+    const copy = (label: PaddingCopy["label"]) => plan.copies.find((c) => c.label === label);
+    const padA = copy("pad A"), padB = copy("pad B"), unpadC = copy("unpad C");
+    const aUse = padA ? this.buffer(padded.m * padded.k, "A padded") : aBuf;
+    const bUse = padB ? this.buffer(padded.k * padded.n, "B padded") : bBuf;
+    const cUse = plan.paddedC ? this.buffer(padded.m * padded.n, "C padded") : this.c;
+    if (padA) await this.copyStep(padA, aBuf, aUse);
+    if (padB) await this.copyStep(padB, bBuf, bUse);
     // The fourth word (C's row stride, the real N) is read only by unpaddedC kernels.
-    const dims = uniform(gpu, [mp, kp, np, n]);
+    const dims = uniform(gpu, [padded.m, padded.k, padded.n, this.shape.n]);
     this.owned.push(dims);
-    const strips = this.edgeStrips;
-    if (strips && (cUse !== this.c || al.m !== 1)) {
-      throw new GemmError("params", `${kernel.spec.id}: edge strips need C at its real size`);
-    }
-    // With edge strips the tiles cover only the whole ones in that dimension.
-    const tiles = {
-      m: strips && strips.rowsFrom < m ? strips.rowsFrom : mp,
-      k: kp,
-      n: strips && strips.colsFrom < n ? strips.colsFrom : np,
-    };
-    const grid = kernel.spec.dispatch(tiles, kernel.params);
     const pipe = kernel.pipeline;
-    if (grid.every((g) => g > 0)) {
+    if (plan.grid.every((g) => g > 0)) {
       this.steps.push({
         label: "tiles",
         pipeline: pipe,
@@ -362,24 +308,59 @@ export class BoundProblem {
               : []),
           ],
         }),
-        grid,
+        grid: plan.grid,
       });
     }
-    if (strips) await this.stripStep(strips, aUse, bUse, kp, np);
-    if (cUse !== this.c) await copyStep("unpad C", cUse, this.c, mp, np, m, n);
+    if (plan.edgeStrips) await this.stripStep(plan.edgeStrips, aUse, bUse);
+    if (unpadC) await this.copyStep(unpadC, cUse, this.c);
     gpu.check();
   }
 
-  /** The edge-strip kernel for the rows and columns past the whole tiles (one dispatch). */
-  private async stripStep(plan: EdgePlan, a: GPUBuffer, b: GPUBuffer, lda: number, ldb: number) {
+  /** One padding copy of the plan, src into dst. */
+  private async copyStep(copy: PaddingCopy, src: GPUBuffer, dst: GPUBuffer) {
     const { gpu } = this;
-    const { m, k, n } = this.shape;
-    const bottomGroups = plan.rowsFrom < m ? ceilDiv(n, STRIP_COLUMNS) : 0;
-    const rightGroups = plan.colsFrom < n ? ceilDiv(plan.rowsFrom, STRIP_ROWS) : 0;
-    if (bottomGroups + rightGroups === 0) return;
-    const args = uniform(gpu, [m, k, n, lda, ldb, n, plan.rowsFrom, plan.colsFrom, bottomGroups]);
+    const args = uniform(gpu, [copy.rows, copy.cols, copy.toRows, copy.toCols]);
     this.owned.push(args);
-    const pipeline = await helperPipeline(gpu, "edge_strips.wgsl", "main");
+    // Destination rows of whole vec4s (every padded A and B) take the 16-byte-store copy.
+    const vec4Rows = copy.toCols % 4 === 0;
+    const pipeline = await helperPipeline(gpu, "util.wgsl", vec4Rows ? "pad" : "copy2d");
+    this.steps.push({
+      label: copy.label,
+      pipeline,
+      bind: gpu.device.createBindGroup({
+        layout: pipeline.getBindGroupLayout(0),
+        entries: [
+          { binding: 0, resource: { buffer: src } },
+          { binding: vec4Rows ? 5 : 1, resource: { buffer: dst } },
+          { binding: 2, resource: { buffer: args } },
+        ],
+      }),
+      grid: vec4Rows
+        ? [Math.ceil(copy.toCols / 256), Math.ceil(copy.toRows / 4), 1]
+        : [Math.ceil(copy.toCols / 16), Math.ceil(copy.toRows / 16), 1],
+    });
+  }
+
+  /** The edge-strip kernel for the rows and columns past the whole tiles (one dispatch). */
+  private async stripStep(strips: EdgePlan, a: GPUBuffer, b: GPUBuffer) {
+    const { gpu, plan } = this;
+    const { m, k, n } = this.shape;
+    const { bottom, right } = plan.stripGroups;
+    if (bottom + right === 0) return;
+    // A and B are read with their stored row strides (padded for the vec4 kernels).
+    const args = uniform(gpu, [
+      m,
+      k,
+      n,
+      plan.padded.k,
+      plan.padded.n,
+      n,
+      strips.rowsFrom,
+      strips.colsFrom,
+      bottom,
+    ]);
+    this.owned.push(args);
+    const pipeline = await helperPipeline(gpu, EDGE_STRIPS_FILE, "main");
     this.steps.push({
       label: "edge strips",
       pipeline,
@@ -392,7 +373,7 @@ export class BoundProblem {
           { binding: 3, resource: { buffer: args } },
         ],
       }),
-      grid: [bottomGroups + rightGroups, 1, 1],
+      grid: [bottom + right, 1, 1],
     });
   }
 

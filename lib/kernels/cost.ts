@@ -1,10 +1,11 @@
 /**
- * FLOP and global-memory byte models shared by the kernel entries. Each model counts what the
- * kernel's tiling makes it load from global memory, plus the padding copies the runner adds.
+ * FLOP and global-memory byte models shared by the kernel entries, and the launch plan (padding,
+ * copies, tile grid, edge strips) that the runner dispatches and the models count. Each model
+ * counts what the kernel's tiling makes it load from global memory, plus the runner's copies.
  */
-import type { Shape } from "../matrix.ts";
-import { flops } from "../matrix.ts";
-import type { CostModel } from "../registry.ts";
+import { GemmError } from "../errors.ts";
+import { flops, type Shape } from "../matrix.ts";
+import type { CostModel, KernelSpec, Params } from "../registry.ts";
 
 export const ceilDiv = (a: number, b: number): number => Math.ceil(a / b);
 const roundUp = (x: number, to: number) => ceilDiv(x, to) * to;
@@ -48,10 +49,20 @@ export function tiledModel(s: Shape, bm: number, bn: number, bytesPer = 4): Cost
 }
 
 /**
- * The most rows or columns past the last whole tile that go to the edge-strip kernel
- * (kernels/edge_strips.wgsl, WIDTH) instead of one more row or column of tiles.
+ * The edge-strip kernel's geometry, mirrored from kernels/edge_strips.wgsl (its WIDTH, LANES and
+ * GROUPS; tests/launch_plan_test.ts checks they agree). It is fixed there: the kernel's staging
+ * and sums are written for these values.
+ */
+export const EDGE_STRIPS_FILE = "edge_strips.wgsl";
+/**
+ * The most rows or columns past the last whole tile that go to the edge-strip kernel instead of
+ * one more row or column of tiles (WIDTH).
  */
 export const STRIP_WIDTH = 8;
+/** Columns of the bottom strip one workgroup of the edge-strip kernel covers (LANES). */
+export const STRIP_COLUMNS = 32;
+/** Rows of the right strip one workgroup of the edge-strip kernel covers (GROUPS). */
+export const STRIP_ROWS = 8;
 
 /**
  * Where a BM x BN kernel's whole tiles stop and the edge strips start: `rowsFrom` is the first
@@ -72,53 +83,122 @@ export function edgePlan(s: Shape, bm: number, bn: number): EdgePlan {
   return { rowsFrom: thin(s.m, bm), colsFrom: thin(s.n, bn) };
 }
 
+/** A copy the runner dispatches around the kernel: rows x cols into toRows x toCols, zero-filled. */
+export interface PaddingCopy {
+  label: "pad A" | "pad B" | "unpad C";
+  rows: number;
+  cols: number;
+  toRows: number;
+  toCols: number;
+}
+
+/** What launching a kernel on a shape takes: the runner dispatches it, the cost model counts it. */
+export interface LaunchPlan {
+  /** Dimensions of the A, B and C the kernel's tiles read and write (padded where it needs). */
+  padded: Shape;
+  /** Copies into zero-padded A and B before the tiles, and C back to its real size after. */
+  copies: PaddingCopy[];
+  /** The kernel writes a padded copy of C ("unpad C" copies it back). */
+  paddedC: boolean;
+  /** The part of the padded problem the kernel's tiles cover: all, or the whole tiles only. */
+  tiles: Shape;
+  /** The kernel's workgroup grid over `tiles` (any zero: no tile dispatch). */
+  grid: [number, number, number];
+  /** Thin edges handed to the edge-strip kernel; absent when there are none. */
+  edgeStrips?: EdgePlan;
+  /** The edge-strip kernel's workgroups: the bottom strip's first, then the right strip's. */
+  stripGroups: { bottom: number; right: number };
+}
+
+/** The parts of a kernel's description its launch plan depends on. */
+export type LaunchSpec = Pick<
+  KernelSpec,
+  "id" | "align" | "dispatch" | "unpaddedC" | "edgeStrips" | "precision"
+>;
+
 /**
- * Elements the edge-strip kernel loads: per workgroup of 32 columns of the bottom strip, the
- * strip's rows of A and 32 columns of B; per workgroup of 8 rows of the right strip, 8 rows of A
- * and the strip's columns of B.
+ * The launch plan of `spec` with `params` on `shape`: which dimensions are padded to the
+ * kernel's multiples (and so which copies run), the tile grid, and the edge strips (when the
+ * kernel allows them and `edgeStrips` is not false). Throws a GemmError for a spec whose
+ * padding and strips do not fit together.
  */
-export function edgeStripLoads(s: Shape, plan: EdgePlan): number {
-  const rows = s.m - plan.rowsFrom, cols = s.n - plan.colsFrom;
-  const bottom = rows > 0 ? ceilDiv(s.n, 32) * rows * s.k + s.k * s.n : 0;
-  const right = cols > 0 ? plan.rowsFrom * s.k + ceilDiv(plan.rowsFrom, 8) * s.k * cols : 0;
-  return bottom + right;
+export function launchPlan(
+  spec: LaunchSpec,
+  params: Params,
+  shape: Shape,
+  edgeStrips = true,
+): LaunchPlan {
+  const { m, k, n } = shape;
+  const align = spec.align(params);
+  const padded = {
+    m: paddedSize(m, align.m),
+    k: paddedSize(k, align.k),
+    n: paddedSize(n, align.n),
+  };
+  const isPadded = padded.m !== m || padded.k !== k || padded.n !== n;
+  if (isPadded && spec.precision !== "f32") {
+    throw new GemmError("params", `${spec.id}: padding is implemented for 4-byte elements`);
+  }
+  if (spec.unpaddedC && align.m !== 1) {
+    throw new GemmError("params", `${spec.id}: unpaddedC needs align m = 1`);
+  }
+  const paddedC = isPadded && !spec.unpaddedC;
+  const copies: PaddingCopy[] = [];
+  if (padded.m !== m || padded.k !== k) {
+    copies.push({ label: "pad A", rows: m, cols: k, toRows: padded.m, toCols: padded.k });
+  }
+  if (padded.k !== k || padded.n !== n) {
+    copies.push({ label: "pad B", rows: k, cols: n, toRows: padded.k, toCols: padded.n });
+  }
+  if (paddedC) {
+    copies.push({ label: "unpad C", rows: padded.m, cols: padded.n, toRows: m, toCols: n });
+  }
+  let strips: EdgePlan | undefined;
+  if (edgeStrips && spec.edgeStrips) {
+    const plan = edgePlan(shape, params.BM, params.BN);
+    if (plan.rowsFrom < m || plan.colsFrom < n) strips = plan;
+  }
+  if (strips && (paddedC || align.m !== 1)) {
+    throw new GemmError("params", `${spec.id}: edge strips need C at its real size`);
+  }
+  // With edge strips the tiles cover only the whole ones in that dimension.
+  const tiles = {
+    m: strips && strips.rowsFrom < m ? strips.rowsFrom : padded.m,
+    k: padded.k,
+    n: strips && strips.colsFrom < n ? strips.colsFrom : padded.n,
+  };
+  return {
+    padded,
+    copies,
+    paddedC,
+    tiles,
+    grid: spec.dispatch(tiles, params),
+    ...(strips ? { edgeStrips: strips } : {}),
+    stripGroups: {
+      bottom: strips && strips.rowsFrom < m ? ceilDiv(n, STRIP_COLUMNS) : 0,
+      right: strips && strips.colsFrom < n ? ceilDiv(strips.rowsFrom, STRIP_ROWS) : 0,
+    },
+  };
 }
 
 /**
- * tiledModel on the dimensions the runner pads to (`align`), plus the padding copies' traffic
- * (each copied matrix read once and written once). FLOPs stay those of the real shape.
- * `padsC` false: the kernel writes the real M x N of C itself (KernelSpec.unpaddedC).
- * `edgeStrips`: thin edges go to the edge-strip kernel (KernelSpec.edgeStrips), so the tiles
- * cover only the whole ones in that dimension.
+ * The traffic of a BM x BN tiled kernel under its launch plan: its tiles' loads over the part
+ * they cover, the edge-strip kernel's loads, C's stores, and the padding copies (each copied
+ * matrix read once and written once). FLOPs stay those of the real shape.
  */
-export function paddedTiledModel(
-  s: Shape,
-  bm: number,
-  bn: number,
-  align: { m: number; k: number; n: number },
-  padsC = true,
-  edgeStrips = false,
-): CostModel {
-  const p = {
-    m: paddedSize(s.m, align.m),
-    k: paddedSize(s.k, align.k),
-    n: paddedSize(s.n, align.n),
-  };
-  let loads = tileLoads(p, bm, bn);
-  if (edgeStrips) {
-    const plan = edgePlan(s, bm, bn);
-    const tiles = {
-      m: plan.rowsFrom < s.m ? plan.rowsFrom : p.m,
-      k: p.k,
-      n: plan.colsFrom < s.n ? plan.colsFrom : p.n,
-    };
-    loads = tileLoads(tiles, bm, bn) + edgeStripLoads(s, plan);
+export function launchModel(spec: LaunchSpec, s: Shape, p: Params): CostModel {
+  const plan = launchPlan(spec, p, s);
+  let loads = tileLoads(plan.tiles, p.BM, p.BN);
+  if (plan.edgeStrips) {
+    // Per workgroup of the bottom strip: the strip's rows of A and STRIP_COLUMNS columns of B;
+    // per workgroup of the right strip: STRIP_ROWS rows of A and the strip's columns of B.
+    const rows = s.m - plan.edgeStrips.rowsFrom, cols = s.n - plan.edgeStrips.colsFrom;
+    if (rows > 0) loads += plan.stripGroups.bottom * rows * s.k + s.k * s.n;
+    if (cols > 0) {
+      loads += plan.edgeStrips.rowsFrom * s.k + plan.stripGroups.right * s.k * cols;
+    }
   }
-  let copies = 0;
-  if (p.m !== s.m || p.k !== s.k) copies += s.m * s.k + p.m * p.k;
-  if (p.k !== s.k || p.n !== s.n) copies += s.k * s.n + p.k * p.n;
-  const padded = p.m !== s.m || p.k !== s.k || p.n !== s.n;
-  const cStores = padsC ? p.m * p.n : s.m * s.n;
-  if (padsC && padded) copies += p.m * p.n + s.m * s.n;
+  const cStores = plan.paddedC ? plan.padded.m * plan.padded.n : s.m * s.n;
+  const copies = plan.copies.reduce((sum, c) => sum + c.rows * c.cols + c.toRows * c.toCols, 0);
   return { flops: flops(s), bytes: 4 * (loads + cStores + copies) };
 }

@@ -6,7 +6,7 @@
 import type { KernelSpec, Params } from "../registry.ts";
 import type { Shape } from "../matrix.ts";
 import { tunedParams } from "../tuning.ts";
-import { ceilDiv, F32_TOLERANCE, naiveModel, paddedTiledModel, tiledModel } from "./cost.ts";
+import { ceilDiv, F32_TOLERANCE, launchModel, naiveModel, tiledModel } from "./cost.ts";
 
 const F32 = 4;
 const ANY = { m: 1, n: 1, k: 1 };
@@ -141,7 +141,10 @@ export const blocktile2d: KernelSpec = {
   workgroupStorageBytes: (p) => (p.BM * p.BK + p.BK * p.BN) * F32,
   align: () => ANY,
   edgeStrips: true,
-  model: (s, p) => paddedTiledModel(s, p.BM, p.BN, ANY, false, true),
+  // Called as spec.model(...): the plan is this entry's own (padding, copies, strips).
+  model(s, p) {
+    return launchModel(this, s, p);
+  },
   requiredFeatures: [],
   precision: "f32",
   tolerance: F32_TOLERANCE,
@@ -180,7 +183,10 @@ export const vectorize: KernelSpec = {
   // C is written unpadded: the runner pads only A and B (K and N, when not multiples of 4).
   unpaddedC: true,
   edgeStrips: true,
-  model: (s, p) => paddedTiledModel(s, p.BM, p.BN, VEC4, false, true),
+  // Called as spec.model(...): the plan is this entry's own (padding, copies, strips).
+  model(s, p) {
+    return launchModel(this, s, p);
+  },
   requiredFeatures: [],
   precision: "f32",
   tolerance: F32_TOLERANCE,
@@ -289,7 +295,6 @@ export const autotuned: KernelSpec = {
   deviceParams: (device, shape) => tunedParams(device, "11_autotune", shape),
   scalarViews: true,
   align: (p) => p.VEC4_LOADS === 0 ? ANY : VEC4,
-  model: (s, p) => paddedTiledModel(s, p.BM, p.BN, p.VEC4_LOADS === 0 ? ANY : VEC4, false, true),
 };
 
 export const f16: KernelSpec = {
