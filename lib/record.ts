@@ -153,11 +153,11 @@ export interface Ceilings {
   /** Independent scalar FMA chains per invocation and invocations of the best FP32 trial. */
   fp32Chains?: number;
   fp32Invocations?: number;
-  timing?: string;
+  /** The GPU clock the sweeps were timed with. */
+  timing?: Timing["method"];
   /** Every configuration tried; the ceilings are the best of each sweep. */
   bandwidthTrials?: BandwidthTrial[];
   fp32Trials?: Fp32Trial[];
-  [extra: string]: unknown;
 }
 
 /** One streaming-kernel configuration of the bandwidth sweep. */
