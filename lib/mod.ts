@@ -9,6 +9,7 @@ export * from "./gpu.ts";
 export * from "./registry.ts";
 export * from "./timing.ts";
 export * from "./runner.ts";
+export * from "./measure.ts";
 export * from "./record.ts";
 export * from "./tuning.ts";
 export * from "./autotune.ts";
