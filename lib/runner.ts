@@ -272,8 +272,12 @@ export class BoundProblem {
   private async bind(a: ArrayLike<number>, b: ArrayLike<number>) {
     const { gpu, kernel, plan } = this;
     const { padded } = plan;
-    const sizes = [["A", padded.m, padded.k], ["B", padded.k, padded.n], ["C", padded.m, padded.n]];
-    for (const [name, r, c] of sizes as [string, number, number][]) {
+    const operands = [
+      ["A", padded.m, padded.k],
+      ["B", padded.k, padded.n],
+      ["C", padded.m, padded.n],
+    ] as const;
+    for (const [name, r, c] of operands) {
       checkBufferFits(gpu, name, r, c, this.bytesPer);
     }
     const aBuf = this.upload(a, "A");
