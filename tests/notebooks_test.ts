@@ -5,11 +5,12 @@
  */
 import assert from "node:assert/strict";
 import { extractNotebooks, listNotebooks, notebookModule } from "../tools/notebook_cells.ts";
-import { fmt, kernel, predict, tableBundle } from "../lib/notebook.ts";
-import { setRecordsDir, showRecorded, showRecordedCeilings } from "../lib/notebook_records.ts";
+import { fmt, tableBundle } from "../lib/notebook/format.ts";
+import { kernel, predict } from "../lib/notebook/kernels.ts";
+import { setRecordsDir, showRecorded, showRecordedCeilings } from "../lib/notebook/recorded.ts";
 import type { KernelResult } from "../lib/runner.ts";
 import type { RunRecord } from "../lib/record.ts";
-import { subgroupAccesses } from "../lib/lessons.ts";
+import { subgroupAccesses } from "../lib/notebook/lessons/coalescing.ts";
 import { KERNELS } from "../lib/registry.ts";
 
 const root = new URL("../", import.meta.url);
