@@ -3,7 +3,7 @@
  * beside the reader's live numbers (or a plain "no recorded GPU run yet" while none is
  * committed), and live runs as records for the charts.
  */
-import { isSquare, peerLabel } from "../charts/common.ts";
+import { isSquare, measured, peerLabel } from "../charts/common.ts";
 import type { Ceilings, PeerResult, RunRecord } from "../record.ts";
 import { RECORD_SCHEMA } from "../record.ts";
 import { currentCommit, newestRecord, RUNS_DIR } from "../records.ts";
@@ -79,10 +79,8 @@ export async function liveRecord(
 /** GFLOP/s at square size n, keyed by kernel id or peer name (validated and timed only). */
 function gflopsAt(rows: readonly (KernelResult | PeerResult)[], n: number): Map<string, number> {
   const out = new Map<string, number>();
-  for (const r of rows) {
-    if (isSquare(r) && r.n === n && r.validated && r.gflops) {
-      out.set("peer" in r ? r.peer : r.kernel, r.gflops);
-    }
+  for (const r of measured(rows)) {
+    if (isSquare(r) && r.n === n) out.set("peer" in r ? r.peer : r.kernel, r.gflops!);
   }
   return out;
 }

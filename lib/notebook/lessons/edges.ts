@@ -12,7 +12,8 @@ import { kernel } from "../kernels.ts";
 import { recordedGpuRun } from "../recorded.ts";
 import type { Session } from "../session.ts";
 
-// Shapes that are not tile multiples.
+// ---------------------------------------------------------------------------------------------
+// Shapes that are not tile multiples: what the runner's zero padding prevents.
 
 /** How one kernel deals with a shape, and what happens when the safety net is removed. */
 export interface ShapeCheck {
