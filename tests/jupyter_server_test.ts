@@ -29,31 +29,33 @@ interface Output {
   displayId?: string;
 }
 
-/** Resolves with `promise`, or rejects naming `what` after `ms`. */
-async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no answer in ${ms / 1000} s`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
+/**
+ * Calls `check` every few milliseconds until it returns a value, for at most `ms` (then throws
+ * naming `what`). Polling, unlike a race with a timer, leaves nothing running after a timeout.
+ */
+async function poll<T>(
+  ms: number,
+  what: string,
+  check: () => T | undefined | Promise<T | undefined>,
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    const value = await check();
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, 10));
   }
+  throw new Error(`${what}: nothing in ${ms / 1000} s`);
 }
 
 /** Write the project's `deno` kernelspec into `dataDir` as `deno task kernel` does, no deno on PATH. */
 async function installKernel(dataDir: string): Promise<string> {
-  const out = await within(
-    60_000,
-    "run_notebooks.py --install-kernel",
-    new Deno.Command("/usr/bin/python3", {
-      args: [RUNNER, "--install-kernel"],
-      env: { PATH: "/usr/bin:/bin", JUPYTER_DATA_DIR: dataDir },
-      stdout: "piped",
-      stderr: "piped",
-    }).output(),
-  );
+  const out = await new Deno.Command("/usr/bin/python3", {
+    args: [RUNNER, "--install-kernel"],
+    env: { PATH: "/usr/bin:/bin", JUPYTER_DATA_DIR: dataDir },
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(60_000),
+  }).output();
   const dec = new TextDecoder();
   assert.equal(out.code, 0, dec.decode(out.stdout) + dec.decode(out.stderr));
   const spec = JSON.parse(await Deno.readTextFile(`${dataDir}/kernels/deno/kernel.json`));
@@ -108,11 +110,11 @@ function startServer(port: number, token: string, dir: string) {
     async stop() {
       if (!exited) child.kill("SIGTERM");
       try {
-        await within(15_000, "notebook server shutdown", status);
+        await poll(15_000, "notebook server shutdown", () => exited || undefined);
       } catch {
         child.kill("SIGKILL");
-        await status;
       }
+      await status;
       await drained;
     },
   };
@@ -121,14 +123,11 @@ function startServer(port: number, token: string, dir: string) {
 /** The server's REST API with the token. */
 function api(port: number, token: string) {
   return async (path: string, init: RequestInit = {}): Promise<Response> => {
-    return await within(
-      20_000,
-      `${init.method ?? "GET"} ${path}`,
-      fetch(`http://127.0.0.1:${port}${path}`, {
-        ...init,
-        headers: { Authorization: `token ${token}`, "Content-Type": "application/json" },
-      }),
-    );
+    return await fetch(`http://127.0.0.1:${port}${path}`, {
+      ...init,
+      headers: { Authorization: `token ${token}`, "Content-Type": "application/json" },
+      signal: AbortSignal.timeout(20_000),
+    });
   };
 }
 
@@ -137,14 +136,10 @@ async function openChannels(url: string) {
   const ws = new WebSocket(url);
   const inbox: Message[] = [];
   ws.onmessage = (e) => inbox.push(JSON.parse(e.data as string));
-  await within(
-    20_000,
-    "kernel websocket",
-    new Promise<void>((resolve, reject) => {
-      ws.onopen = () => resolve();
-      ws.onerror = (e) => reject(new Error(`kernel websocket: ${(e as ErrorEvent).message}`));
-    }),
-  );
+  await poll(20_000, "kernel websocket", () => {
+    if (ws.readyState === WebSocket.CLOSED) throw new Error("kernel websocket refused");
+    return ws.readyState === WebSocket.OPEN || undefined;
+  });
   const session = crypto.randomUUID();
   return {
     inbox,
@@ -169,23 +164,15 @@ async function openChannels(url: string) {
     },
     /** The first message (in arrival order) that matches, waiting up to `ms`. */
     async waitFor(ms: number, what: string, match: (m: Message) => boolean): Promise<Message> {
-      return await within(
-        ms,
-        what,
-        (async () => {
-          for (;;) {
-            const found = inbox.find(match);
-            if (found) return found;
-            await new Promise((r) => setTimeout(r, 10));
-          }
-        })(),
-      );
+      return await poll(ms, what, () => inbox.find(match));
     },
     async close() {
-      if (ws.readyState === WebSocket.CLOSED) return;
-      const closed = new Promise((r) => ws.onclose = r);
       ws.close();
-      await within(10_000, "closing the kernel websocket", closed);
+      await poll(
+        10_000,
+        "closing the kernel websocket",
+        () => ws.readyState === WebSocket.CLOSED || undefined,
+      );
     },
   };
 }
@@ -272,21 +259,16 @@ Deno.test("the documented Jupyter server runs a notebook with the project's Deno
     const port = freePort();
     server = startServer(port, token, dir);
     const call = api(port, token);
-    await within(
-      60_000,
-      "notebook server start",
-      (async () => {
-        for (;;) {
-          if (server!.exited()) throw new Error(`notebook server exited:\n${server!.log()}`);
-          try {
-            if ((await fetch(`http://127.0.0.1:${port}/api/status?token=${token}`)).ok) return;
-          } catch {
-            // Not listening yet.
-          }
-          await new Promise((r) => setTimeout(r, 200));
-        }
-      })(),
-    );
+    await poll(60_000, "notebook server start", async () => {
+      if (server!.exited()) throw new Error(`notebook server exited:\n${server!.log()}`);
+      try {
+        const status = await fetch(`http://127.0.0.1:${port}/api/status?token=${token}`);
+        await status.body?.cancel();
+        return status.ok || undefined;
+      } catch {
+        return undefined; // not listening yet
+      }
+    });
     // The token guards the API: without it the server refuses.
     const anonymous = await fetch(`http://127.0.0.1:${port}/api/sessions`);
     await anonymous.body?.cancel();
