@@ -2,6 +2,7 @@
  * The CPU side as notebook tables (measured by lib/cpu_bench.ts): the cache-blocking sweep and
  * the suite beside OpenBLAS.
  */
+import { peerLabel } from "../../charts/common.ts";
 import type { CpuSuite, SweepRow } from "../../cpu_bench.ts";
 import { showNote, showTable } from "../format.ts";
 
@@ -23,7 +24,7 @@ export async function showCpuSuite(suite: CpuSuite): Promise<void> {
     ...suite.cpu.impls.map((r) => ({ ...r, label: r.impl })),
     ...suite.peers.map((p) => ({
       ...p,
-      label: p.peer === "openblas-1t" ? "OpenBLAS (1 thread)" : "OpenBLAS (all threads)",
+      label: peerLabel(p.peer),
     })),
   ];
   const at = (label: string, n: number) =>
@@ -41,7 +42,7 @@ export async function showCpuSuite(suite: CpuSuite): Promise<void> {
     ],
     rows.map((r) => {
       const naive = at("naive ijk", r.n);
-      const blas = at("OpenBLAS (1 thread)", r.n);
+      const blas = at(peerLabel("openblas-1t"), r.n);
       return [
         r.label,
         r.n,
