@@ -17,7 +17,5 @@ export * from "./cpu.ts";
 export * from "./cpu_bench.ts";
 export * from "./peers/openblas.ts";
 export * from "./ceilings.ts";
-export * from "./notebook.ts";
-export * from "./notebook_records.ts";
-export * from "./lessons.ts";
+export * from "./notebook/mod.ts";
 export * from "./ablation.ts";

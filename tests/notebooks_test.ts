@@ -5,10 +5,12 @@
  */
 import assert from "node:assert/strict";
 import { extractNotebooks, listNotebooks, notebookModule } from "../tools/notebook_cells.ts";
-import { fmt, kernel, predict, tableBundle } from "../lib/notebook.ts";
-import { setRecordsDir, showRecorded, showRecordedCeilings } from "../lib/notebook_records.ts";
+import { fmt, tableBundle } from "../lib/notebook/format.ts";
+import { type DisplayBundle, liveDisplay } from "../lib/notebook/jupyter.ts";
+import { kernel, predict } from "../lib/notebook/kernels.ts";
+import { setRecordsDir, showRecorded, showRecordedCeilings } from "../lib/notebook/recorded.ts";
 import type { KernelResult, RunRecord } from "../lib/record.ts";
-import { subgroupAccesses } from "../lib/lessons.ts";
+import { subgroupAccesses } from "../lib/notebook/lessons/coalescing.ts";
 import { KERNELS } from "../lib/registry.ts";
 
 const root = new URL("../", import.meta.url);
@@ -141,6 +143,31 @@ Deno.test("subgroupAccesses: x → column touches one segment of B, x → row on
   assert.equal(get("x → row", "A").segments, 8);
   assert.equal(get("x → row", "C").segments, 8);
   assert.equal(new Set(get("x → column", "A").addresses).size, 1);
+});
+
+Deno.test("liveDisplay: one display id, updates land in the order made, awaited or not", async () => {
+  const shown: { text: string; opts: Record<string, unknown> }[] = [];
+  let started = 0;
+  // A stand-in for the kernel's display whose first calls take the longest, so updates that
+  // were not kept in order would land reversed. The setter is how the kernel installs it.
+  const deno = Deno as unknown as { jupyter: unknown };
+  deno.jupyter = {
+    display: async (bundle: DisplayBundle, opts: Record<string, unknown>) => {
+      await new Promise((r) => setTimeout(r, 30 - 10 * started++));
+      shown.push({ text: bundle["text/plain"], opts });
+    },
+  };
+  try {
+    const live = liveDisplay("test-live");
+    void live.update("progress 1");
+    void live.update("progress 2");
+    await live.update(tableBundle(["done"], [[1]]));
+  } finally {
+    deno.jupyter = undefined;
+  }
+  assert.deepEqual(shown.map((s) => s.text.split("\n")[0]), ["progress 1", "progress 2", "done"]);
+  assert.deepEqual(shown.map((s) => s.opts.update ?? false), [false, true, true]);
+  assert.ok(shown.every((s) => s.opts.display_id === "test-live" && s.opts.raw === true));
 });
 
 /** Console output of `body` (outside Jupyter, displays print their text/plain). */

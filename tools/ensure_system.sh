@@ -1,7 +1,8 @@
 #!/bin/sh
 # Makes sure the system packages a task needs are present. Installs them with apt-get when
 # running as root; otherwise stops at once and prints the exact line to run. Never skips silently.
-#   tools/ensure_system.sh test   # Vulkan software driver, Jupyter nbclient/nbconvert, Chromium, fonts, OpenBLAS
+#   tools/ensure_system.sh test   # Vulkan software driver, Jupyter nbclient/nbconvert and the
+#                                 # classic notebook server, Chromium, fonts, OpenBLAS
 # Jupyter runs on Debian's /usr/bin/python3 (not a pyenv or venv python), where apt installs nbclient.
 #   tools/ensure_system.sh bench  # a Vulkan loader (the GPU driver is the machine's own)
 set -eu
@@ -19,6 +20,8 @@ if [ "$mode" = test ]; then
   need python3-nbclient /usr/bin/python3 -c 'import nbclient'
   need python3-ipykernel /usr/bin/python3 -c 'import ipykernel'
   need jupyter-nbconvert sh -c 'command -v jupyter-nbconvert'
+  # The server the README opens notebooks with; tests/jupyter_server_test.ts runs one through it.
+  need jupyter-notebook sh -c 'command -v jupyter-notebook'
   need chromium sh -c 'command -v chromium'
   need fonts-dejavu-core has_file /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
   need libopenblas0-pthread sh -c 'ldconfig -p | grep -q libopenblas.so.0'

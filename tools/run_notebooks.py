@@ -8,6 +8,9 @@ Run with Debian's /usr/bin/python3 (it has nbclient):
     /usr/bin/python3 tools/run_notebooks.py FILE --stock    # plain nbclient, to see the trap
     /usr/bin/python3 tools/run_notebooks.py --install-kernel  # the `deno` kernel for Jupyter
 
+Kernels run with the Deno of the `deno task` that started this script (under `npx -y
+deno@2.9.6 task ...` that is the pinned one, wherever npx keeps it), or --deno PATH.
+
 Each code cell declares what it must show in its metadata, e.g.
     "metadata": {"expect": ["image/svg+xml", "text:validated"]}
 where an entry is a MIME type that some output must carry ("stream" for printed text), or
@@ -30,6 +33,8 @@ import base64
 import html
 import json
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -46,21 +51,49 @@ KERNEL_NAME = "gemm-ladder-deno"
 TEXT_MIMES = ("text/plain", "text/markdown", "text/html", "image/svg+xml")
 
 
-def project_deno() -> str:
-    """The Deno on PATH: under `npx -y deno@2.9.6 task ...` that is the pinned one."""
-    for folder in os.environ.get("PATH", "").split(os.pathsep):
-        candidate = Path(folder) / "deno"
-        if candidate.exists():
-            return str(candidate)
-    sys.exit("run_notebooks: no deno on PATH; run through `npx -y deno@2.9.6 task notebooks`")
+def project_deno(explicit: str | None = None) -> str:
+    """The Deno binary kernels run with, as an absolute path to the real executable.
+
+    Under `npx -y deno@2.9.6 task ...` the task's own Deno is the pinned one: it is this script's
+    parent process, and it need not be on PATH (a Jupyter started later has none of npx's PATH).
+    Otherwise --deno, or a `deno` on PATH. Each is resolved to the binary itself (Deno.execPath),
+    so the kernelspec does not go through a shim or an npx link."""
+    candidate = explicit or parent_deno() or shutil.which("deno")
+    if not candidate:
+        sys.exit(
+            "run_notebooks: no deno found; run through `npx -y deno@2.9.6 task ...` "
+            "or pass --deno PATH"
+        )
+    try:
+        out = subprocess.run(
+            [candidate, "eval", "console.log(Deno.execPath())"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "NO_COLOR": "1"},
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        sys.exit(f"run_notebooks: {candidate} does not run: {e}")
+    if out.returncode != 0 or not out.stdout.strip():
+        sys.exit(f"run_notebooks: {candidate} is not a working deno: {out.stderr.strip()}")
+    return out.stdout.strip().splitlines()[-1]
 
 
-def write_kernelspec(folder: Path, name: str = KERNEL_NAME) -> Path:
+def parent_deno() -> str | None:
+    """The Deno that started this script (a `deno task`), on Linux; None otherwise."""
+    try:
+        exe = os.readlink(f"/proc/{os.getppid()}/exe")
+    except OSError:
+        return None
+    return exe if Path(exe).name.startswith("deno") else None
+
+
+def write_kernelspec(folder: Path, deno: str, name: str = KERNEL_NAME) -> Path:
     """A kernelspec like the one `deno jupyter --install` writes, plus the env the kernel needs."""
     spec_dir = folder / "kernels" / name
     spec_dir.mkdir(parents=True, exist_ok=True)
     spec = {
-        "argv": [project_deno(), "jupyter", "--kernel", "--conn", "{connection_file}"],
+        "argv": [deno, "jupyter", "--kernel", "--conn", "{connection_file}"],
         "display_name": "Deno" if name == "deno" else "Deno (gemm-ladder)",
         "language": "typescript",
         "env": {"XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR", "/tmp"), "NO_COLOR": "1"},
@@ -274,18 +307,23 @@ def main() -> int:
         action="store_true",
         help="install the `deno` kernelspec for your Jupyter (this project's deno) and exit",
     )
+    parser.add_argument(
+        "--deno", help="the deno binary kernels run with (default: the task's own, see above)"
+    )
     args = parser.parse_args()
+    deno = project_deno(args.deno)
     if args.install_kernel:
         from jupyter_core.paths import jupyter_data_dir
 
-        print(f"installed {write_kernelspec(Path(jupyter_data_dir()), 'deno')}")
+        spec_dir = write_kernelspec(Path(jupyter_data_dir()), deno, "deno")
+        print(f"installed {spec_dir} (kernel: {deno})")
         return 0
     notebooks = args.notebooks or sorted((ROOT / "notebooks").glob("*.ipynb"))
     if not notebooks:
         sys.exit("run_notebooks: no notebooks found")
 
     with tempfile.TemporaryDirectory(prefix="gemm-jupyter-") as jupyter_dir:
-        write_kernelspec(Path(jupyter_dir))
+        write_kernelspec(Path(jupyter_dir), deno)
         os.environ["JUPYTER_PATH"] = jupyter_dir + os.pathsep + os.environ.get("JUPYTER_PATH", "")
         os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
         runs = []

@@ -1,6 +1,6 @@
 /**
- * Charts, rendering and notebook display: a separate entry from lib/mod.ts because it pulls in
- * vega, vega-lite and resvg (npm), which the GPU-host bench bundle does not need.
+ * Charts, rendering, and showing them in notebooks (lib/notebook/charts.ts): a separate entry
+ * from lib/mod.ts because it pulls in vega, vega-lite and resvg (npm).
  *   import { allCharts, show } from "../lib/charts/mod.ts";
  */
 export * from "./common.ts";
@@ -14,4 +14,4 @@ export * from "./cpu.ts";
 export * from "./autotune.ts";
 export * from "./all.ts";
 export * from "../render.ts";
-export * from "../display.ts";
+export * from "../notebook/charts.ts";

@@ -1,0 +1,56 @@
+/**
+ * Showing charts in notebooks as MIME bundles that render everywhere: vega-lite JSON
+ * (interactive in JupyterLab, Jupyter Notebook and VS Code) with an SVG fallback (nbconvert
+ * HTML, GitHub); plotly JSON (JupyterLab with the plotly extension, VS Code) with a PNG fallback.
+ * Building charts is lib/charts/; this module only displays them. It is apart from the rest of
+ * the wing because rendering pulls in vega and resvg (npm), which lib/mod.ts does not load.
+ */
+import type { Chart } from "../charts/common.ts";
+import { chartPng, chartSvg } from "../render.ts";
+import { type DisplayBundle, inJupyter, type LiveDisplay, showBundle } from "./jupyter.ts";
+
+/**
+ * JupyterLab and VS Code render vega-lite under the v5 media type; our specs use only what v5
+ * renders, so they are published there (with a v5 $schema, which the renderer checks).
+ */
+const VEGA_LITE_MIME = "application/vnd.vegalite.v5+json";
+const V5_SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json";
+
+/** The MIME bundle for a chart, fallback images included. */
+export async function chartBundle(chart: Chart): Promise<DisplayBundle> {
+  const text = `[${chart.kind} chart: ${chart.name}]`;
+  if (chart.kind === "vega-lite") {
+    return {
+      [VEGA_LITE_MIME]: { ...chart.spec, $schema: V5_SCHEMA },
+      "image/svg+xml": await chartSvg(chart),
+      "text/plain": text,
+    };
+  }
+  return {
+    "application/vnd.plotly.v1+json": chart.figure,
+    "image/png": encodeBase64(await chartPng(chart)),
+    "text/plain": text,
+  };
+}
+
+/** Base64 of binary data, in chunks (spreading a large array into one call overflows the stack). */
+function encodeBase64(bytes: Uint8Array): string {
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(binary);
+}
+
+/**
+ * Display a chart in the notebook, as a new output or in place of `live`'s (partial charts of a
+ * long sweep). Outside a kernel it prints one line and renders nothing.
+ */
+export async function show(chart: Chart, live?: LiveDisplay): Promise<void> {
+  if (!inJupyter()) {
+    console.log(`[${chart.kind} chart: ${chart.name}] (not in a notebook; use tools/export.ts)`);
+    return;
+  }
+  const bundle = await chartBundle(chart);
+  await (live ? live.update(bundle) : showBundle(bundle));
+}

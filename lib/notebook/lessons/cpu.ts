@@ -1,0 +1,61 @@
+/**
+ * The CPU side as notebook tables (measured by lib/cpu_bench.ts): the cache-blocking sweep and
+ * the suite beside OpenBLAS.
+ */
+import { peerLabel } from "../../charts/common.ts";
+import type { CpuSuite } from "../../cpu_bench.ts";
+import type { SweepRow } from "../../record.ts";
+import { showNote, showTable } from "../format.ts";
+
+/** Show a block-size sweep as a table (block 0 = unblocked). */
+export async function showSweep(rows: SweepRow[]): Promise<void> {
+  await showTable(
+    ["N", "block", "validated", "rel. error", "median ms", "GFLOP/s"],
+    rows.map((r) => [r.n, r.block, r.validated, r.relErr, r.medianMs, r.gflops]),
+    "Cache blocking: block-size sweep, one core (block 0 = unblocked)",
+  );
+}
+
+/**
+ * Show a CPU suite: our matmuls and OpenBLAS at each size, each as a multiple of naive ijk and
+ * as a share of single-threaded OpenBLAS.
+ */
+export async function showCpuSuite(suite: CpuSuite): Promise<void> {
+  const rows = [
+    ...suite.cpu.impls.map((r) => ({ ...r, label: r.impl })),
+    ...suite.peers.map((p) => ({
+      ...p,
+      label: peerLabel(p.peer),
+    })),
+  ];
+  const at = (label: string, n: number) =>
+    rows.find((r) => r.label === label && r.n === n && r.validated)?.gflops;
+  await showTable(
+    [
+      "implementation",
+      "N",
+      "validated",
+      "rel. error",
+      "median ms",
+      "GFLOP/s",
+      "x naive ijk",
+      "% of OpenBLAS 1t",
+    ],
+    rows.map((r) => {
+      const naive = at("naive ijk", r.n);
+      const blas = at(peerLabel("openblas-1t"), r.n);
+      return [
+        r.label,
+        r.n,
+        r.validated,
+        r.relErr,
+        r.medianMs,
+        r.gflops,
+        naive && r.gflops ? r.gflops / naive : undefined,
+        blas && r.gflops ? (100 * r.gflops) / blas : undefined,
+      ];
+    }),
+    `CPU matmuls on ${suite.cpu.machine.model} (${suite.cpu.machine.logicalCores} logical cores)`,
+  );
+  if (suite.cpu.notes.length) await showNote(suite.cpu.notes.map((n) => `- ${n}`).join("\n"));
+}

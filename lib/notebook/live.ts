@@ -1,0 +1,163 @@
+/**
+ * Live runs on the reader's adapter: validate then time kernels, with progress in place and
+ * then the table, and how the measurement compares with the model's bound.
+ */
+import type { DeviceSummary } from "../gpu.ts";
+import { type Shape, shapeLabel } from "../matrix.ts";
+import type { Ceilings } from "../record.ts";
+import type { Params } from "../registry.ts";
+import type { KernelResult } from "../record.ts";
+import { runKernel } from "../runner.ts";
+import { fmt, paramsLabel, shortError, showBullets, showNote, tableBundle } from "./format.ts";
+import { liveDisplay } from "./jupyter.ts";
+import { kernel, predict } from "./kernels.ts";
+import { mainSize, type Session, square } from "./session.ts";
+
+/** Options of a live run. */
+export interface LiveOptions {
+  /** Square sizes (default: the session's ladder sizes). */
+  sizes?: number[];
+  /** Explicit shapes instead of sizes (e.g. odd shapes). */
+  shapes?: Shape[];
+  /** Tile parameters per kernel id. */
+  params?: Record<string, Params>;
+  /** Skip timing: validate only (for broken demo kernels and shape checks). */
+  validateOnly?: boolean;
+  /** Timed GPU time per result (default: 300 ms on software adapters, 400 ms on GPUs). */
+  budgetMs?: number;
+  /** Ceilings for the "% of bound" column. */
+  ceilings?: Ceilings;
+}
+
+/** GPU time per timed result: shorter on a software adapter, where each pass is slow. */
+const defaultBudgetMs = (s: Session) => s.software ? 300 : 400;
+
+/**
+ * Validate then time each kernel at each size on the reader's adapter, showing progress in
+ * place and then the table: validation, relative error, GPU time, GFLOP/s, model, bound.
+ */
+export async function runLive(
+  s: Session,
+  keys: string[],
+  opts: LiveOptions = {},
+): Promise<KernelResult[]> {
+  const shapes = opts.shapes ?? (opts.sizes ?? s.sizes).map(square);
+  const specs = keys.map(kernel);
+  const live = liveDisplay(`live-${crypto.randomUUID()}`);
+  const results: KernelResult[] = [];
+  const total = specs.length * shapes.length;
+  for (const spec of specs) {
+    for (const shape of shapes) {
+      await live.update(
+        `running ${spec.id} at ${shapeLabel(shape)} (${results.length + 1}/${total})`,
+      );
+      results.push(
+        await runKernel(s.gpu, spec, shape, {
+          params: opts.params?.[spec.id],
+          skipTiming: opts.validateOnly,
+          budgetMs: opts.budgetMs ?? defaultBudgetMs(s),
+        }),
+      );
+    }
+  }
+  await live.update(liveTable(results, opts.ceilings, s.summary));
+  return results;
+}
+
+function liveTable(results: KernelResult[], ceilings: Ceilings | undefined, d: DeviceSummary) {
+  const timed = results.some((r) => r.gflops !== undefined);
+  return tableBundle(
+    [
+      "kernel",
+      "shape",
+      "validated",
+      "rel. error",
+      ...(timed ? ["median ms", "GFLOP/s", "FLOP/byte (model)"] : []),
+      ...(timed && ceilings ? ["% of bound"] : []),
+      ...(results.some((r) => r.error) ? ["error"] : []),
+    ],
+    results.map((r) => {
+      const bound = ceilings
+        ? Math.min(ceilings.fp32Gflops, ceilings.bandwidthGBs * r.intensity)
+        : undefined;
+      return [
+        r.kernel,
+        shapeLabel(r),
+        r.validated,
+        r.relErr,
+        ...(timed ? [r.medianMs, r.gflops, r.intensity] : []),
+        ...(timed && ceilings ? [r.gflops && bound ? (100 * r.gflops) / bound : undefined] : []),
+        ...(results.some((x) => x.error) ? [shortError(r.error)] : []),
+      ];
+    }),
+    `Live on ${d.description}${d.software ? " (software adapter)" : ""}`,
+  );
+}
+
+/**
+ * Validate and time one kernel with several tile-parameter sets at one shape, showing a table
+ * with the parameters of each row.
+ */
+export async function runParamSweep(
+  s: Session,
+  key: string,
+  paramSets: Params[],
+  shape: Shape = square(mainSize(s)),
+  opts: Pick<LiveOptions, "budgetMs" | "ceilings"> = {},
+): Promise<KernelResult[]> {
+  const spec = kernel(key);
+  const live = liveDisplay(`sweep-${crypto.randomUUID()}`);
+  const results: KernelResult[] = [];
+  for (const params of paramSets) {
+    await live.update(`running ${spec.id} ${JSON.stringify(params)} at ${shapeLabel(shape)}`);
+    results.push(
+      await runKernel(s.gpu, spec, shape, {
+        params,
+        budgetMs: opts.budgetMs ?? defaultBudgetMs(s),
+      }),
+    );
+  }
+  await live.update(
+    tableBundle(
+      [
+        "parameters",
+        "validated",
+        "rel. error",
+        "median ms",
+        "GFLOP/s",
+        "FLOP/byte (model)",
+        "note",
+      ],
+      results.map((r, i) => [
+        paramsLabel(paramSets[i]),
+        r.validated,
+        r.relErr,
+        r.medianMs,
+        r.gflops,
+        r.intensity,
+        shortError(r.error),
+      ]),
+      `${spec.id} at ${shapeLabel(shape)} on ${s.summary.description}`,
+    ),
+  );
+  return results;
+}
+
+/**
+ * Say, with the live numbers, how the measurement compares with the model's bound: what
+ * fraction of the bound each result reached and which ceiling the model says limits it.
+ */
+export async function showGap(results: KernelResult[], ceilings: Ceilings): Promise<void> {
+  const lines = results.filter((r) => r.gflops !== undefined).map((r) => {
+    const p = predict(r.kernel, r, ceilings, r.params);
+    const pct = (100 * r.gflops!) / p.boundGflops!;
+    return `\`${r.kernel}\` at ${shapeLabel(r)}: ${fmt(r.gflops)} GFLOP/s measured against a ` +
+      `${p.boundBy}-bound model limit of ${fmt(p.boundGflops)} GFLOP/s ` +
+      `(${fmt(p.intensity)} FLOP/byte), so **${fmt(pct)}%** of the bound.`;
+  });
+  if (!lines.length) {
+    await showNote("No timed result to compare with the model.");
+    return;
+  }
+  await showBullets(lines);
+}

@@ -1,0 +1,26 @@
+/**
+ * The notebook wing: what notebook cells call, re-exported by lib/mod.ts. Showing charts is
+ * lib/notebook/charts.ts, which lib/charts/mod.ts re-exports (it loads vega and resvg).
+ *   jupyter.ts   the one Jupyter display adapter: bundles, outputs updated in place
+ *   format.ts    notes and tables (Markdown, HTML, plain text), number formatting
+ *   session.ts   the reader's adapter, sizes and measured ceilings
+ *   kernels.ts   kernel lookup, WGSL source, cost-model predictions
+ *   live.ts      live validated-and-timed runs and the gap to the model's bound
+ *   recorded.ts  the committed GPU-host record beside the live numbers
+ *   tuning.ts    live and recorded autotuning searches
+ *   ablation.ts  the GPU host's ablation probe, stage by stage
+ *   lessons/     one module per demonstration a notebook runs
+ */
+export * from "./jupyter.ts";
+export * from "./format.ts";
+export * from "./session.ts";
+export * from "./kernels.ts";
+export * from "./live.ts";
+export * from "./recorded.ts";
+export * from "./tuning.ts";
+export * from "./ablation.ts";
+export * from "./lessons/timing.ts";
+export * from "./lessons/workgroups.ts";
+export * from "./lessons/coalescing.ts";
+export * from "./lessons/edges.ts";
+export * from "./lessons/cpu.ts";

@@ -1,0 +1,156 @@
+/**
+ * The recorded side of the notebooks: the newest GPU-host run record from data/runs/, shown
+ * beside the reader's live numbers (or a plain "no recorded GPU run yet" while none is
+ * committed), and live runs as records for the charts.
+ */
+import { isSquare, measured, peerLabel } from "../charts/common.ts";
+import type { Ceilings, PeerResult, RunRecord } from "../record.ts";
+import { RECORD_SCHEMA } from "../record.ts";
+import { currentCommit, type KernelResult, newestRecord, RUNS_DIR } from "../record.ts";
+import { type Cell, showNote, showTable } from "./format.ts";
+import { kernel } from "./kernels.ts";
+import { type Session, showCeilings } from "./session.ts";
+
+/** The newest run record from a real GPU (not a software adapter), if one is committed. */
+export async function recordedGpuRun(): Promise<{ path: string; record: RunRecord } | undefined> {
+  return await newestRecord(recordsDir, (r) => !r.device.software);
+}
+
+let recordsDir: string | URL = RUNS_DIR;
+
+/** Read recorded runs from another folder than data/runs/ (your own records, or tests). */
+export function setRecordsDir(dir: string | URL = RUNS_DIR): void {
+  recordsDir = dir;
+}
+
+/** Show the ceilings the newest GPU-host record measured, or say that none exists yet. */
+export async function showRecordedCeilings(): Promise<void> {
+  const found = await recordedGpuRun();
+  if (!found?.record.ceilings) {
+    await showNote(
+      found
+        ? "The newest recorded GPU run has no measured ceilings."
+        : "**No recorded GPU run yet**: its ceilings will show here once a record from the GPU " +
+          "host is committed to `data/runs/`.",
+    );
+    return;
+  }
+  const r = found.record;
+  await showCeilings(
+    r.ceilings!,
+    `recorded GPU run on ${r.device.description}, ${r.date.slice(0, 10)}`,
+  );
+}
+
+/**
+ * The runs a chart should draw: the recorded GPU run (when one is committed) and this
+ * session's live results, each as a run record.
+ */
+export async function chartRuns(
+  s: Session,
+  live: KernelResult[],
+  ceilings?: Ceilings,
+): Promise<RunRecord[]> {
+  const recorded = await recordedGpuRun();
+  const mine = await liveRecord(s, live, ceilings);
+  return recorded ? [recorded.record, mine] : [mine];
+}
+
+/** A run record of this session's live results, so the chart builders can draw them. */
+export async function liveRecord(
+  s: Session,
+  results: KernelResult[],
+  ceilings?: Ceilings,
+): Promise<RunRecord> {
+  return {
+    schema: RECORD_SCHEMA,
+    date: new Date().toISOString(),
+    commit: await currentCommit(),
+    deno: Deno.version.deno,
+    device: s.summary,
+    ...(ceilings ? { ceilings } : {}),
+    results,
+    peers: [],
+    notes: ["live notebook run"],
+  };
+}
+
+/** GFLOP/s at square size n, keyed by kernel id or peer name (validated and timed only). */
+function gflopsAt(rows: readonly (KernelResult | PeerResult)[], n: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const r of measured(rows)) {
+    if (isSquare(r) && r.n === n) out.set("peer" in r ? r.peer : r.kernel, r.gflops!);
+  }
+  return out;
+}
+
+/** The size a comparison uses: the largest square size at which every kernel has a result. */
+function commonSize(rows: readonly KernelResult[], ids: string[]): number | undefined {
+  const sizes = [...new Set(rows.filter(isSquare).map((r) => r.n))].sort((a, b) => b - a);
+  return sizes.find((n) => ids.every((id) => gflopsAt(rows, n).has(id))) ?? sizes[0];
+}
+
+/**
+ * Show the committed GPU-host record's numbers for these kernels beside the reader's live ones:
+ * GFLOP/s, the speedup over the first kernel listed (comparable across machines), and the share
+ * of cuBLAS measured in the same recorded run. Says so plainly when no GPU record exists yet.
+ */
+export async function showRecorded(keys: string[], live: KernelResult[] = []): Promise<void> {
+  const ids = keys.map((k) => kernel(k).id);
+  const found = await recordedGpuRun();
+  const liveN = commonSize(live, ids);
+  const liveAt = liveN ? gflopsAt(live, liveN) : new Map<string, number>();
+  if (!found) {
+    await showNote(
+      "**No recorded GPU run yet.** When a run record from the GPU host is committed to " +
+        "`data/runs/` (written by `deno task bench`), this cell shows its numbers for these " +
+        "kernels beside cuBLAS and TF.js, and beside yours.",
+    );
+    return;
+  }
+  const { record, path } = found;
+  const recRows = record.results.filter((r) => ids.includes(r.kernel));
+  const recN = commonSize(recRows, ids);
+  const recAt = recN ? gflopsAt(recRows, recN) : new Map<string, number>();
+  const peersAt = recN ? gflopsAt(record.peers, recN) : new Map<string, number>();
+  const cublas = peersAt.get("cublas");
+  const ratio = (m: Map<string, number>, id: string) =>
+    m.has(id) && m.has(ids[0]) ? m.get(id)! / m.get(ids[0])! : undefined;
+  const rows: Cell[][] = ids.map((id) => [
+    id,
+    recAt.get(id),
+    ratio(recAt, id),
+    cublas && recAt.has(id) ? (100 * recAt.get(id)!) / cublas : undefined,
+    liveAt.get(id),
+    ratio(liveAt, id),
+  ]);
+  for (const [peer, gflops] of peersAt) {
+    if (peer === "cublas" || peer === "tfjs-webgpu") {
+      rows.push([
+        peerLabel(peer),
+        gflops,
+        undefined,
+        cublas ? (100 * gflops) / cublas : undefined,
+        undefined,
+        undefined,
+      ]);
+    }
+  }
+  const where = `${record.device.description}, ${record.date.slice(0, 10)}, commit ` +
+    `${record.commit.slice(0, 7)} (${path.replace(/^.*\/data\//, "data/")})`;
+  if (!recAt.size) {
+    await showNote(`The newest GPU record (${where}) has no result for ${ids.join(", ")} yet.`);
+  }
+  await showTable(
+    [
+      "kernel / peer",
+      `recorded GFLOP/s${recN ? ` at ${recN}` : ""}`,
+      `x ${ids[0]}`,
+      "% of cuBLAS",
+      `your GFLOP/s${liveN ? ` at ${liveN}` : ""}`,
+      `x ${ids[0]} (yours)`,
+    ],
+    rows,
+    `From the recorded GPU run on ${where}; yours live on this adapter`,
+  );
+}
