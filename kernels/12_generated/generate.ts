@@ -35,7 +35,19 @@ export interface GeneratedParams {
   GROUP_M: number;
   /** 1: read the next k row's fragments before the current row's multiply-adds. */
   AHEAD: number;
+  /**
+   * The three transforms, each 1 (on, the step's kernel) or 0 (off, to measure what it brings):
+   * UNROLL writes the k loop out (0 keeps a loop over a dynamic `p`), NESTED lays the tiles out
+   * as `[buffer][k row][column]` (0: flat arrays, `buffer * TILE + p * ROW + column`), and
+   * LITERAL_BUFFER handles two tiles per trip so the buffer is a literal (0: `t % 2`).
+   */
+  UNROLL: number;
+  NESTED: number;
+  LITERAL_BUFFER: number;
 }
+
+/** Every transform on: the step's kernel. */
+export const ALL_TRANSFORMS = { UNROLL: 1, NESTED: 1, LITERAL_BUFFER: 1 } as const;
 
 /** Rows of C per invocation: two vec4s of A, at row offsets 0 and 16 of the subgroup's block. */
 const ROWS = 8;
@@ -63,7 +75,11 @@ export function whyInvalid(p: GeneratedParams): string | undefined {
     [invocations(p) <= 512, "at most 512 invocations (1024 leave 64 registers each on NVIDIA)"],
     [p.PAD === 0 || p.PAD === 1, "PAD must be 0 or 1"],
     [Number.isInteger(p.GROUP_M) && p.GROUP_M >= 1, "GROUP_M must be a whole number >= 1"],
-    [p.AHEAD === 0 || p.AHEAD === 1, "AHEAD must be 0 or 1"],
+    [
+      [p.AHEAD, p.UNROLL, p.NESTED, p.LITERAL_BUFFER].every((v) => v === 0 || v === 1),
+      "AHEAD, UNROLL, NESTED and LITERAL_BUFFER must be 0 or 1",
+    ],
+    [p.UNROLL === 1 || p.AHEAD === 0, "AHEAD reorders the written-out loop: it needs UNROLL"],
   ];
   return rules.find(([ok]) => !ok)?.[1];
 }
@@ -72,7 +88,18 @@ const cache = new Map<string, string>();
 
 /** The kernel's WGSL for these parameters (cached: one text per parameter set). */
 export function generateWgsl(p: GeneratedParams): string {
-  const key = JSON.stringify([p.BM, p.BN, p.BK, p.TN, p.PAD, p.GROUP_M, p.AHEAD]);
+  const key = JSON.stringify([
+    p.BM,
+    p.BN,
+    p.BK,
+    p.TN,
+    p.PAD,
+    p.GROUP_M,
+    p.AHEAD,
+    p.UNROLL,
+    p.NESTED,
+    p.LITERAL_BUFFER,
+  ]);
   let text = cache.get(key);
   if (text === undefined) {
     const why = whyInvalid(p);
@@ -83,34 +110,83 @@ export function generateWgsl(p: GeneratedParams): string {
   return text;
 }
 
+/** A buffer index as WGSL: a literal gets its `u`. */
+const u = (i: Index) => typeof i === "number" ? `${i}u` : i;
+
 /** `n` copies of `line(i)`, joined as lines. */
 const lines = (n: number, line: (i: number) => string) =>
   Array.from({ length: n }, (_, i) => line(i)).join("\n");
 
-/** The k loop of one tile written out: BK copies, `buf` and `p` literals in every index. */
-export function tileBody(p: GeneratedParams, buf: number, indent = "      "): string {
+/** A buffer or k row: a literal number, or a WGSL expression. */
+type Index = number | string;
+
+/** An expression in parentheses when it is more than a name. */
+const group = (e: string) => /^\w+$/.test(e) ? e : `(${e})`;
+
+/**
+ * Element `col` of k row `k` in buffer `buf` of tile `tile` ("As" or "Bs"). Nested tiles index
+ * each level; flat ones add the parts up, folding literal parts into one number.
+ */
+export function tileIndex(
+  p: GeneratedParams,
+  tile: "As" | "Bs",
+  buf: Index,
+  k: Index,
+  col: string,
+) {
+  if (p.NESTED) return `${tile}[${buf}][${k}][${col}]`;
+  const row = tile === "As" ? p.BM / 4 + p.PAD : p.BN / 4;
+  const size = p.BK * row;
+  const literal = (typeof buf === "number" ? buf * size : 0) +
+    (typeof k === "number" ? k * row : 0);
+  const parts = [
+    ...(typeof buf === "string" ? [`${group(buf)} * ${size}u`] : []),
+    ...(typeof k === "string" ? [`${group(k)} * ${row}u`] : []),
+    ...(literal ? [`${literal}u`] : []),
+    col,
+  ];
+  return `${tile}[${parts.join(" + ")}]`;
+}
+
+/**
+ * The multiply-adds of one tile read from buffer `buf`: written out (BK copies, `k` a literal in
+ * each) or, without UNROLL, a loop over a dynamic `p`.
+ */
+export function tileBody(p: GeneratedParams, buf: Index, indent = "      "): string {
   const vecs = p.TN / 4;
-  const read = (k: number) =>
+  const read = (k: Index, tag: string, pad = indent) =>
     [
-      `let a0_${k} = As[${buf}][${k}][a0At];`,
-      `let a1_${k} = As[${buf}][${k}][a1At];`,
-      ...Array.from({ length: vecs }, (_, j) => `let b${j}_${k} = Bs[${buf}][${k}][b${j}At];`),
-    ].map((s) => indent + s).join("\n");
-  const fma = (k: number) =>
+      `let a0${tag} = ${tileIndex(p, "As", buf, k, "a0At")};`,
+      `let a1${tag} = ${tileIndex(p, "As", buf, k, "a1At")};`,
+      ...Array.from(
+        { length: vecs },
+        (_, j) => `let b${j}${tag} = ${tileIndex(p, "Bs", buf, k, `b${j}At`)};`,
+      ),
+    ].map((s) => pad + s).join("\n");
+  const fma = (tag: string, pad = indent) =>
     Array.from({ length: ROWS }, (_, r) => {
-      const a = `a${r >> 2}_${k}.${"xyzw"[r & 3]}`;
-      return indent + Array.from({ length: vecs }, (_, j) => `c${r}${j} += ${a} * b${j}_${k};`)
+      const a = `a${r >> 2}${tag}.${"xyzw"[r & 3]}`;
+      return pad + Array.from({ length: vecs }, (_, j) => `c${r}${j} += ${a} * b${j}${tag};`)
         .join(" ");
     }).join("\n");
+  if (!p.UNROLL) {
+    const inner = indent + "  ";
+    return [
+      `${indent}for (var p = 0u; p < ${p.BK}u; p++) {`,
+      read("p", "", inner),
+      fma("", inner),
+      `${indent}}`,
+    ].join("\n");
+  }
   const out: string[] = [];
   if (p.AHEAD) {
-    out.push(read(0));
+    out.push(read(0, "_0"));
     for (let k = 0; k < p.BK; k++) {
-      if (k + 1 < p.BK) out.push(read(k + 1));
-      out.push(fma(k));
+      if (k + 1 < p.BK) out.push(read(k + 1, `_${k + 1}`));
+      out.push(fma(`_${k}`));
     }
   } else {
-    for (let k = 0; k < p.BK; k++) out.push(read(k), fma(k));
+    for (let k = 0; k < p.BK; k++) out.push(read(k, `_${k}`), fma(`_${k}`));
   }
   return out.join("\n");
 }
@@ -130,7 +206,7 @@ function emit(p: GeneratedParams): string {
     (r) =>
       "  " + Array.from({ length: vecs }, (_, j) => `var c${r}${j} = vec4<f32>(0.0);`).join(" "),
   );
-  const half = (buf: number) =>
+  const half = (buf: Index, other: Index) =>
     `    {
       // Tile t + 1 into registers while tile t (buffer ${buf}) is multiplied.
       let k1 = (t + 1u) * ${p.BK}u;
@@ -139,10 +215,29 @@ ${lines(loads.b, (j) => `      let lb${j} = loadB(k1 + bRow + ${j * bRowStep}u, 
       if (computes) {
 ${tileBody(p, buf, "        ")}
       }
-${lines(loads.a, (j) => `      stashA(${1 - buf}, aRow + ${j * aRowStep}u, aCol, la${j});`)}
-${lines(loads.b, (j) => `      Bs[${1 - buf}][bRow + ${j * bRowStep}u][bVec] = lb${j};`)}
+${lines(loads.a, (j) => `      stashA(${u(other)}, aRow + ${j * aRowStep}u, aCol, la${j});`)}
+${
+      lines(
+        loads.b,
+        (j) => `      ${tileIndex(p, "Bs", other, `bRow + ${j * bRowStep}u`, "bVec")} = lb${j};`,
+      )
+    }
       workgroupBarrier();
     }`;
+  // Two tiles per trip, so each half reads a literal buffer; or one, reading buffer t % 2.
+  const twoTilesPerTrip = `  for (var t = 0u; t < tiles; t += 1u) {
+${half(0, 1)}
+    t += 1u;
+    if (t == tiles) {
+      break;
+    }
+${half(1, 0)}
+  }`;
+  const oneTilePerTrip = `  for (var t = 0u; t < tiles; t += 1u) {
+    let cur = t % 2u;
+    let other = 1u - cur;
+${half("cur", "other")}
+  }`;
   const store = (r: number, j: number) =>
     `store(r${r >> 2} + ${r & 3}u, col0 + ${32 * j}u, c${r}${j});`;
   return `// Step 12 (generated): ${p.BM} x ${p.BN} tiles of C, k tiles of ${p.BK}, 8 x ${p.TN} outputs
@@ -164,8 +259,13 @@ struct Dims {
 @group(0) @binding(3) var<uniform> dims: Dims;
 
 // [buffer][k row][vec4 column]: A transposed (its columns are rows of C), B as it is.
-var<workgroup> As: array<array<array<vec4<f32>, ${as}>, ${p.BK}>, 2>;
-var<workgroup> Bs: array<array<array<vec4<f32>, ${bn4}>, ${p.BK}>, 2>;
+${
+    p.NESTED
+      ? `var<workgroup> As: array<array<array<vec4<f32>, ${as}>, ${p.BK}>, 2>;
+var<workgroup> Bs: array<array<array<vec4<f32>, ${bn4}>, ${p.BK}>, 2>;`
+      : `var<workgroup> As: array<vec4<f32>, ${2 * p.BK * as}>;
+var<workgroup> Bs: array<vec4<f32>, ${2 * p.BK * bn4}>;`
+  }
 
 // Four k values of row \`row\` of A, from column \`k\`.
 fn loadA(row: u32, k: u32) -> vec4<f32> {
@@ -181,10 +281,10 @@ fn loadB(k: u32, col: u32) -> vec4<f32> {
 fn stashA(buf: u32, row: u32, k: u32, v: vec4<f32>) {
   let at = row / 4u;
   let lane = row % 4u;
-  As[buf][k][at][lane] = v.x;
-  As[buf][k + 1u][at][lane] = v.y;
-  As[buf][k + 2u][at][lane] = v.z;
-  As[buf][k + 3u][at][lane] = v.w;
+${
+    lines(4, (c) =>
+      `  ${tileIndex(p, "As", "buf", c ? `k + ${c}u` : "k", "at")}[lane] = v.${"xyzw"[c]};`)
+  }
 }
 
 // Four scalar stores: a row of the unpadded C need not start on a 16-byte boundary.
@@ -252,19 +352,14 @@ ${
   }
 ${
     lines(loads.b, (j) =>
-      `  Bs[0][bRow + ${j * bRowStep}u][bVec] = loadB(bRow + ${j * bRowStep}u, n0 + bCol);`)
+      `  ${tileIndex(p, "Bs", 0, `bRow + ${j * bRowStep}u`, "bVec")} = loadB(bRow + ${
+        j * bRowStep
+      }u, n0 + bCol);`)
   }
   workgroupBarrier();
-  // Two tiles per trip, so each half reads a literal buffer. The last tile's loads of a
-  // "next" tile past K read the zero tail and land in the buffer nobody reads again.
-  for (var t = 0u; t < tiles; t += 1u) {
-${half(0)}
-    t += 1u;
-    if (t == tiles) {
-      break;
-    }
-${half(1)}
-  }
+  // The last tile's loads of a "next" tile past K read the zero tail and land in the buffer
+  // nobody reads again.
+${p.LITERAL_BUFFER ? twoTilesPerTrip : oneTilePerTrip}
   let r0 = m0 + a0At * 4u;
   let r1 = m0 + a1At * 4u;
   let col0 = n0 + (wx * ${2 * p.TN}u + lx) * 4u;

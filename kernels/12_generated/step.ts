@@ -5,7 +5,7 @@
  */
 import type { KernelSpec, Params } from "../../lib/registry.ts";
 import { autotuned } from "../../lib/kernels/ladder.ts";
-import { type GeneratedParams, generateWgsl, whyInvalid } from "./generate.ts";
+import { ALL_TRANSFORMS, type GeneratedParams, generateWgsl, whyInvalid } from "./generate.ts";
 
 /** The generator's parameters out of the runner's (missing ones take the defaults). */
 export const generatedParams = (p: Params): GeneratedParams => ({ ...DEFAULTS, ...p });
@@ -18,6 +18,7 @@ const DEFAULTS: GeneratedParams = {
   PAD: 1,
   GROUP_M: 1,
   AHEAD: 0,
+  ...ALL_TRANSFORMS,
 };
 
 export const generated: KernelSpec = {
