@@ -1,7 +1,7 @@
 /**
  * The autotuner: try every valid point of a kernel's parameter space on this device at one
  * shape, validate each candidate against the reference, time it with GPU timestamps, and save
- * the trials and the winner to data/tuning/<device-slug>.json (read back by lib/tuning.ts).
+ * the trials and the winner to data/tuning/<device-slug>.json (through lib/tuning.ts).
  * With `alsoShapes`, the best candidates are measured there too and the winner is the one with
  * the best geometric mean over all shapes, so a tile that only suits the first shape (say one
  * that fills the GPU's waves exactly at 4096 but spills at 4097) does not win.
@@ -10,7 +10,7 @@ import type { Gpu } from "./gpu.ts";
 import type { Shape } from "./matrix.ts";
 import type { KernelSpec, Params } from "./registry.ts";
 import { runKernel } from "./runner.ts";
-import { type ShapeTrial, type TuningRecord, type TuningTrial, tuningUrl } from "./tuning.ts";
+import { saveTuning, type ShapeTrial, type TuningRecord, type TuningTrial } from "./tuning.ts";
 
 export interface AutotuneOptions {
   /** Search space; the kernel's own `space` by default. */
@@ -106,12 +106,4 @@ export async function autotune(
   };
   if (opts.save ?? true) await saveTuning(record);
   return record;
-}
-
-/** Write a tuning record to data/tuning/<device-slug>.json. */
-export async function saveTuning(record: TuningRecord): Promise<URL> {
-  const url = tuningUrl(record.device);
-  await Deno.mkdir(new URL(".", url), { recursive: true });
-  await Deno.writeTextFile(url, JSON.stringify(record, null, 2) + "\n");
-  return url;
 }

@@ -37,7 +37,7 @@ import {
 } from "./record.ts";
 import type { KernelSpec } from "./registry.ts";
 import { checkBufferFits, kernelParams, runKernel } from "./runner.ts";
-import { loadTuning, tuningUrl } from "./tuning.ts";
+import { isTuningOf, loadTuning, tuningUrl } from "./tuning.ts";
 
 /** Error kinds that mean "cannot run here" (recorded as skipped), not "ran and was wrong". */
 const SKIP_KINDS = new Set(["feature", "limit"]);
@@ -224,7 +224,7 @@ async function tuning(
   record: RunRecord,
   log: (line: string) => void,
 ) {
-  const tunable = args.kernels.filter((k) => k.space && k.deviceParams);
+  const tunable = args.kernels.filter((k) => k.space && k.deviceTuned);
   const file = tuningUrl(gpu.summary).pathname.replace(/^.*\/(data\/)/, "$1");
   if (!args.tune) {
     const saved = loadTuning(gpu.summary);
@@ -237,7 +237,7 @@ async function tuning(
       );
       // The search behind the parameters travels with the record (it carries its own date and
       // commit), so the autotune chart can be drawn from this run's record.
-      if (saved && tunable.some((k) => k.id === saved.kernel)) record.tuning = [saved];
+      if (saved && tunable.some((k) => isTuningOf(saved, k.name))) record.tuning = [saved];
     }
     return;
   }

@@ -22,7 +22,8 @@ import {
   launchPlan,
   type PaddingCopy,
 } from "./kernels/cost.ts";
-import type { KernelSpec, Params } from "./registry.ts";
+import type { KernelSpec, Params } from "./kernels/spec.ts";
+import { tunedParams } from "./tuning.ts";
 import { timePasses, type TimingOptions } from "./timing.ts";
 
 /**
@@ -102,7 +103,8 @@ export function kernelParams(
   overrides?: Params,
   shape?: Shape,
 ): Params {
-  return { ...spec.params, ...spec.deviceParams?.(gpu.summary, shape), ...overrides };
+  const tuned = spec.deviceTuned ? tunedParams(gpu.summary, spec.name, shape) : undefined;
+  return { ...spec.params, ...tuned, ...overrides };
 }
 
 /** Compile a kernel with the given tile parameters (as WGSL override constants). */
@@ -304,12 +306,6 @@ export class BoundProblem {
             { binding: 1, resource: { buffer: bUse } },
             { binding: 2, resource: { buffer: cUse } },
             { binding: 3, resource: { buffer: dims } },
-            ...(kernel.spec.scalarViews
-              ? [{ binding: 4, resource: { buffer: aUse } }, {
-                binding: 5,
-                resource: { buffer: bUse },
-              }]
-              : []),
           ],
         }),
         grid: plan.grid,

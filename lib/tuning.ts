@@ -1,9 +1,11 @@
 /**
- * Per-device tuning files: data/tuning/<device-slug>.json, written by lib/autotune.ts and read
- * back here (synchronously, so a registry entry can pick its parameters up) for 11_autotune.
+ * Per-device tuning files, data/tuning/<device-slug>.json: the one module that reads and writes
+ * them. lib/autotune.ts saves its searches here; the runner asks for the tuned parameters of a
+ * step (KernelSpec.deviceTuned) by the step's name, so files that key a kernel by an older
+ * numbered id ("11_autotune") still apply after a renumbering.
  */
 import { deviceSlug, type DeviceSummary } from "./gpu.ts";
-import type { Params } from "./registry.ts";
+import { type Params, stepName } from "./kernels/spec.ts";
 import type { Shape } from "./matrix.ts";
 
 /** One candidate on one shape (gflops absent when it failed or was invalid). */
@@ -39,7 +41,7 @@ export interface TuningRecord {
   shape: Shape;
   /** Every shape of the objective, `shape` first (absent in files from a one-shape search). */
   shapes?: Shape[];
-  /** Registry id of the kernel whose parameters were searched. */
+  /** Id of the kernel whose parameters were searched (compare by stepName). */
   kernel: string;
   space: Record<string, number[]>;
   trials: TuningTrial[];
@@ -69,6 +71,42 @@ export function loadTuning(device: DeviceSummary): TuningRecord | undefined {
   return record;
 }
 
+/** Write a tuning record to data/tuning/<device-slug>.json. */
+export async function saveTuning(record: TuningRecord): Promise<URL> {
+  const url = tuningUrl(record.device);
+  await Deno.mkdir(new URL(".", url), { recursive: true });
+  await Deno.writeTextFile(url, JSON.stringify(record, null, 2) + "\n");
+  return url;
+}
+
+/** The newest saved tuning search from a real GPU (data/tuning/*.json), if any. */
+export async function recordedTuning(): Promise<
+  { path: string; record: TuningRecord } | undefined
+> {
+  const dir = new URL("../data/tuning/", import.meta.url);
+  const found: { path: string; record: TuningRecord }[] = [];
+  try {
+    for await (const entry of Deno.readDir(dir)) {
+      if (!entry.isFile || !entry.name.endsWith(".json")) continue;
+      const url = new URL(entry.name, dir);
+      try {
+        const record = JSON.parse(await Deno.readTextFile(url)) as TuningRecord;
+        if (record?.trials && !record.device?.software) found.push({ path: url.pathname, record });
+      } catch {
+        // Not a tuning record.
+      }
+    }
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  return found.sort((a, b) => a.record.date.localeCompare(b.record.date)).at(-1);
+}
+
+/** Whether a saved search was of this kernel (given by name or id). */
+export function isTuningOf(record: TuningRecord, kernel: string): boolean {
+  return stepName(record.kernel) === stepName(kernel);
+}
+
 /** The search's fastest point at its first shape (the winner's ranking also weighs the rest). */
 export function fastestTrial(record: TuningRecord): TuningTrial | undefined {
   return record.trials.filter((t) => t.validated && t.gflops)
@@ -79,19 +117,20 @@ export function fastestTrial(record: TuningRecord): TuningTrial | undefined {
 const tilesOf = (s: Shape, p: Params) => Math.ceil(s.m / p.BM) * Math.ceil(s.n / p.BN);
 
 /**
- * The parameters tuned for `kernel` on this device, or undefined (no tuning saved, or it was
- * saved for another kernel) to use the kernel's defaults. The winner is the best over all the
+ * The parameters tuned for `kernel` (a step name; an id is matched by its name) on this device,
+ * or undefined (no tuning saved, or it was saved for another kernel) to use the kernel's
+ * defaults. The winner is the best over all the
  * search's shapes, small and odd ones included. With `shape`, a grid at least as big as the one
  * the search ranked every point on (its first shape, under the fastest point's tile) takes that
  * fastest point instead: there the first shape's ranking holds, and big tiles pay.
  */
 export function tunedParams(
   device: DeviceSummary,
-  kernel = "11_autotune",
+  kernel: string,
   shape?: Shape,
 ): Params | undefined {
   const record = loadTuning(device);
-  if (record?.kernel !== kernel) return undefined;
+  if (!record || !isTuningOf(record, kernel)) return undefined;
   const fastest = fastestTrial(record);
   if (shape && fastest && tilesOf(shape, fastest.params) >= tilesOf(record.shape, fastest.params)) {
     return fastest.params;

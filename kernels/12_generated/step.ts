@@ -3,8 +3,8 @@
  * so that the hot loop's workgroup-array indices are literals plus loop-invariant parts and
  * naga's safety checks leave the loop. Same tiles, launch and padding as 11.
  */
-import type { KernelSpec, Params } from "../../lib/registry.ts";
-import { autotuned } from "../../lib/kernels/ladder.ts";
+import { type KernelSpec, type Params, stepLayout } from "../../lib/kernels/spec.ts";
+import { step as autotuned } from "../11_autotune/step.ts";
 import { ALL_TRANSFORMS, type GeneratedParams, generateWgsl, whyInvalid } from "./generate.ts";
 
 /** The generator's parameters out of the runner's (missing ones take the defaults). */
@@ -21,15 +21,15 @@ const DEFAULTS: GeneratedParams = {
   ...ALL_TRANSFORMS,
 };
 
-export const generated: KernelSpec = {
+const layout = stepLayout(import.meta.url);
+
+export const step: KernelSpec = {
   ...autotuned,
-  id: "12_generated",
-  number: 12,
-  name: "generated",
+  ...layout,
   title: "Generated WGSL",
   idea:
     "11 written out by TypeScript: literal tile rows and buffers keep naga's clamps out of the k loop.",
-  file: "12_generated/generate.ts",
+  file: `${layout.id}/generate.ts`,
   generate: (p) => generateWgsl(generatedParams(p)),
   params: { ...DEFAULTS },
   space: {
@@ -43,6 +43,5 @@ export const generated: KernelSpec = {
   },
   invalid: (p) => whyInvalid(generatedParams(p)),
   workgroupStorageBytes: (p) => 2 * (p.BK * (p.BM + 4 * p.PAD) + p.BK * p.BN) * 4,
-  scalarViews: false,
-  deviceParams: undefined,
+  deviceTuned: false,
 };

@@ -5,7 +5,7 @@
  */
 import { GemmError } from "../errors.ts";
 import { flops, type Shape } from "../matrix.ts";
-import type { CostModel, KernelSpec, Params } from "../registry.ts";
+import type { CostModel, KernelSpec, Params } from "./spec.ts";
 
 export const ceilDiv = (a: number, b: number): number => Math.ceil(a / b);
 const roundUp = (x: number, to: number) => ceilDiv(x, to) * to;

@@ -1,6 +1,6 @@
 /**
  * Autotuning in notebooks: a live search on the reader's adapter, shown with progress in place,
- * and the GPU host's saved search from data/tuning/.
+ * and a saved search shown as a table (lib/tuning.ts reads data/tuning/).
  */
 import { autotune } from "../autotune.ts";
 import { type Shape, shapeLabel } from "../matrix.ts";
@@ -9,29 +9,6 @@ import { type Cell, fmt, paramsLabel, showNote, tableBundle } from "./format.ts"
 import { type LiveDisplay, liveDisplay, showBundle } from "./jupyter.ts";
 import { kernel } from "./kernels.ts";
 import type { Session } from "./session.ts";
-
-/** The newest saved tuning search from a real GPU (data/tuning/*.json), if any. */
-export async function recordedTuning(): Promise<
-  { path: string; record: TuningRecord } | undefined
-> {
-  const dir = new URL("../../data/tuning/", import.meta.url);
-  const found: { path: string; record: TuningRecord }[] = [];
-  try {
-    for await (const entry of Deno.readDir(dir)) {
-      if (!entry.isFile || !entry.name.endsWith(".json")) continue;
-      const url = new URL(entry.name, dir);
-      try {
-        const record = JSON.parse(await Deno.readTextFile(url)) as TuningRecord;
-        if (record?.trials && !record.device?.software) found.push({ path: url.pathname, record });
-      } catch {
-        // Not a tuning record.
-      }
-    }
-  } catch (e) {
-    if (!(e instanceof Deno.errors.NotFound)) throw e;
-  }
-  return found.sort((a, b) => a.record.date.localeCompare(b.record.date)).at(-1);
-}
 
 /**
  * Search `key`'s tile parameters on this adapter at `shape` (a reduced `space` keeps it quick

@@ -1,4 +1,4 @@
-// 12 f16: the 10/11 kernel in half precision (`shader-f16`). A, B, C and the workgroup tiles
+// f16: the 10/11 kernel in half precision (`shader-f16`). A, B, C and the workgroup tiles
 // hold 16-bit floats, and the multiply-adds of one BK-deep tile run in f16 on vec4<f16> values,
 // where two f16 lanes share a 32-bit register and one packed instruction does two of them.
 // After every tile the f16 partial sums are added into f32 accumulators, so the rounding error
@@ -8,7 +8,7 @@
 // Accuracy: A and B rounded to f16 (unit roundoff 2^-11) perturb every product by up to two
 // roundings, each BK-long f16 partial sum adds up to BK more, and C is rounded once at the
 // end: a relative error norm near 5e-4 to 1e-3 instead of f32's ~1e-6. Its own tolerance is in
-// lib/kernels/ladder.ts. 12_f16_storage (a demo) keeps the f16 storage but does f32 math.
+// step.ts. f16_storage (a demo, storage.wgsl) keeps the f16 storage but does f32 math.
 
 enable f16;
 
@@ -27,10 +27,6 @@ override AS: u32 = BM / 4u + PAD;
 // vec4 loads per invocation per tile, of A and of B.
 override LA: u32 = BM * BK / 4u / THREADS;
 override LB: u32 = BK * BN / 4u / THREADS;
-// Launch order of the tiles: GROUP_M tile rows are walked column by column before moving on,
-// so tiles that run at the same time share rows of A and columns of B in the L2 cache.
-// 1 keeps the plain row-by-row order. (A knob for the autotuner.)
-override GROUP_M: u32 = 1;
 // Size of one buffer of each tile, in vec4s.
 override A_TILE: u32 = BK * AS;
 override B_TILE: u32 = BK * BN / 4u;
@@ -136,28 +132,14 @@ fn store(row: u32, col: u32, v: vec4<f32>) {
   if (col + 3u < dims.N) { C[at + 3u] = h.w; }
 }
 
-// (tile row, tile column) of workgroup `wid` in the GROUP_M launch order. The grid, not C's
-// size, says how many tiles there are: the runner may launch only the whole ones.
-fn tileOf(wid: vec3<u32>, grid: vec3<u32>) -> vec2<u32> {
-  let tilesN = grid.x;
-  let tilesM = grid.y;
-  let perGroup = GROUP_M * tilesN;
-  let linear = wid.y * tilesN + wid.x;
-  let first = (linear / perGroup) * GROUP_M;
-  let rows = min(tilesM - first, GROUP_M);
-  let inGroup = linear % perGroup;
-  return vec2<u32>(first + inGroup % rows, inGroup / rows);
-}
-
 @compute @workgroup_size(THREADS)
 fn main(
   @builtin(local_invocation_index) tid: u32,
   @builtin(workgroup_id) wid: vec3<u32>,
-  @builtin(num_workgroups) grid: vec3<u32>,
 ) {
-  let tile = tileOf(wid, grid);
-  let m0 = tile.x * BM;
-  let n0 = tile.y * BN;
+  // This workgroup's tile of C: the grid is x over tile columns, y over tile rows.
+  let m0 = wid.y * BM;
+  let n0 = wid.x * BN;
   let warp = tid / 32u;
   let lane = tid % 32u;
   let wx = warp % (BN / 64u);

@@ -1,4 +1,4 @@
-// 03 coalesce: the naive kernel with one change, x now walks the COLUMNS of C.
+// coalesce: the naive kernel with one change, x now walks the COLUMNS of C.
 //
 // Invocations of one subgroup have consecutive local_invocation_id.x, so they now read
 // consecutive elements of a row of B and write consecutive elements of a row of C: one

@@ -1,19 +1,29 @@
-// 12 f16 storage (teaching variant): the 10/11 kernel with A, B and C stored as 16-bit floats
-// (`shader-f16`) but f32 arithmetic. Half the bytes per element in global memory; elements are
-// loaded one f16 at a time (no vec4 alignment needed: align 1) and widened to f32 on their way
-// into workgroup memory; C is rounded to f16 once at the end. The compute part is 10's.
-// Bytes were not what limited the f32 kernel, so halving them does not make it faster;
-// 12_f16 does the multiply-adds in f16 too.
+// double buffer: 09 with two copies of each workgroup tile and a register prefetch.
 //
-// Accuracy: A and B rounded to f16 (unit roundoff 2^-11) perturb every product by up to two
-// roundings and rounding C adds one more: a relative error norm near 3e-4 to 5e-4.
-
-enable f16;
+// In 09 every tile went: load from global -> wait -> store to workgroup memory -> barrier ->
+// compute -> barrier. The global load latency (hundreds of cycles) is exposed once per tile
+// and the second barrier stalls everyone. Here, while computing on tile t (in one buffer),
+// each invocation has already issued its global loads for tile t+1 into registers (`next`);
+// after the compute it writes them into the OTHER buffer, and a single barrier per tile
+// separates the two. The loads fly while the multiply-adds run.
+//
+// Why one barrier is enough: the buffer written after computing tile t was last read while
+// computing tile t-1, which every invocation finished before the previous barrier (WAR), and
+// it is not read before the barrier that follows the write (RAW).
+//
+// Each invocation moves LA vec4s of A and LB of B per tile (1..4, checked by step.ts), held
+// in named registers: a function-local array would be clamped and pushed to local memory.
+// Mapping and edges as in 09; align k: 4, n: 4 for the vec4 rows of A and B. C is written at its
+// real size (see `store`), so the runner pads only A and B and never copies C back.
+// The autotune step is this kernel with the block per invocation as one more
+// knob, its parameters found by lib/autotune.ts.
 
 struct Dims {
   M: u32,
   K: u32,
   N: u32,
+  // Row stride of C: the real N (N is B's row length, padded when not a multiple of 4).
+  ldc: u32,
 }
 
 override BM: u32 = 128;
@@ -25,17 +35,14 @@ override AS: u32 = BM / 4u + PAD;
 // vec4 loads per invocation per tile, of A and of B.
 override LA: u32 = BM * BK / 4u / THREADS;
 override LB: u32 = BK * BN / 4u / THREADS;
-// Launch order of the tiles: GROUP_M tile rows are walked column by column before moving on,
-// so tiles that run at the same time share rows of A and columns of B in the L2 cache.
-// 1 keeps the plain row-by-row order. (A knob for the autotuner.)
-override GROUP_M: u32 = 1;
 // Size of one buffer of each tile, in vec4s.
 override A_TILE: u32 = BK * AS;
 override B_TILE: u32 = BK * BN / 4u;
 
-@group(0) @binding(0) var<storage, read> A: array<f16>;
-@group(0) @binding(1) var<storage, read> B: array<f16>;
-@group(0) @binding(2) var<storage, read_write> C: array<f16>;
+// Out-of-bounds loads read the zero vec4 the runner keeps after A's and B's data (see 07).
+@group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> B: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> C: array<f32>;
 @group(0) @binding(3) var<uniform> dims: Dims;
 
 var<workgroup> As: array<vec4<f32>, 2u * A_TILE>;
@@ -53,36 +60,18 @@ struct Staged {
   b3: vec4<f32>,
 }
 
-// Four consecutive k values of one row of A: group i of the A tile at (m0, k0), widened to f32.
+// vec4 number i of the A tile at (m0, k0): row i / (BK/4), columns 4 * (i % (BK/4)) + 0..3.
 fn loadA(i: u32, m0: u32, k0: u32) -> vec4<f32> {
   let gr = m0 + i / (BK / 4u);
   let gk = k0 + (i % (BK / 4u)) * 4u;
-  if (gr >= dims.M) {
-    return vec4<f32>(0.0);
-  }
-  let at = gr * dims.K + gk;
-  return vec4<f32>(vec4<f16>(
-    select(0.0h, A[at], gk < dims.K),
-    select(0.0h, A[at + 1u], gk + 1u < dims.K),
-    select(0.0h, A[at + 2u], gk + 2u < dims.K),
-    select(0.0h, A[at + 3u], gk + 3u < dims.K),
-  ));
+  return A[select(arrayLength(&A) - 1u, (gr * dims.K + gk) / 4u, gr < dims.M && gk < dims.K)];
 }
 
-// Four consecutive columns of one row of B: group i of the B tile at (k0, n0), widened to f32.
+// vec4 number i of the B tile at (k0, n0): row i / (BN/4), columns 4 * (i % (BN/4)) + 0..3.
 fn loadB(i: u32, k0: u32, n0: u32) -> vec4<f32> {
   let gk = k0 + i / (BN / 4u);
   let gn = n0 + (i % (BN / 4u)) * 4u;
-  if (gk >= dims.K) {
-    return vec4<f32>(0.0);
-  }
-  let at = gk * dims.N + gn;
-  return vec4<f32>(vec4<f16>(
-    select(0.0h, B[at], gn < dims.N),
-    select(0.0h, B[at + 1u], gn + 1u < dims.N),
-    select(0.0h, B[at + 2u], gn + 2u < dims.N),
-    select(0.0h, B[at + 3u], gn + 3u < dims.N),
-  ));
+  return B[select(arrayLength(&B) - 1u, (gk * dims.N + gn) / 4u, gk < dims.K && gn < dims.N)];
 }
 
 // Scatter one A vec4 (four k values of one row) into the transposed tile at `buf`.
@@ -122,40 +111,33 @@ fn stash(tid: u32, buf: u32, s: Staged) {
   if (LB > 3u) { Bs[bBuf + tid + 3u * THREADS] = s.b3; }
 }
 
+// Four scalar stores: a row of the unpadded C need not start on a 16-byte boundary. They run
+// once per invocation, after the K loop, so they cost little next to the multiply-adds.
 fn store(row: u32, col: u32, v: vec4<f32>) {
   if (row >= dims.M) {
     return;
   }
-  let h = vec4<f16>(v);
-  let at = row * dims.N + col;
-  if (col < dims.N) { C[at] = h.x; }
-  if (col + 1u < dims.N) { C[at + 1u] = h.y; }
-  if (col + 2u < dims.N) { C[at + 2u] = h.z; }
-  if (col + 3u < dims.N) { C[at + 3u] = h.w; }
-}
-
-// (tile row, tile column) of workgroup `wid` in the GROUP_M launch order. The grid, not C's
-// size, says how many tiles there are: the runner may launch only the whole ones.
-fn tileOf(wid: vec3<u32>, grid: vec3<u32>) -> vec2<u32> {
-  let tilesN = grid.x;
-  let tilesM = grid.y;
-  let perGroup = GROUP_M * tilesN;
-  let linear = wid.y * tilesN + wid.x;
-  let first = (linear / perGroup) * GROUP_M;
-  let rows = min(tilesM - first, GROUP_M);
-  let inGroup = linear % perGroup;
-  return vec2<u32>(first + inGroup % rows, inGroup / rows);
+  let at = row * dims.ldc + col;
+  if (col + 3u < dims.ldc) {
+    C[at] = v.x;
+    C[at + 1u] = v.y;
+    C[at + 2u] = v.z;
+    C[at + 3u] = v.w;
+    return;
+  }
+  if (col < dims.ldc) { C[at] = v.x; }
+  if (col + 1u < dims.ldc) { C[at + 1u] = v.y; }
+  if (col + 2u < dims.ldc) { C[at + 2u] = v.z; }
 }
 
 @compute @workgroup_size(THREADS)
 fn main(
   @builtin(local_invocation_index) tid: u32,
   @builtin(workgroup_id) wid: vec3<u32>,
-  @builtin(num_workgroups) grid: vec3<u32>,
 ) {
-  let tile = tileOf(wid, grid);
-  let m0 = tile.x * BM;
-  let n0 = tile.y * BN;
+  // This workgroup's tile of C: the grid is x over tile columns, y over tile rows.
+  let m0 = wid.y * BM;
+  let n0 = wid.x * BN;
   let warp = tid / 32u;
   let lane = tid % 32u;
   let wx = warp % (BN / 64u);

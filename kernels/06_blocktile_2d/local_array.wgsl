@@ -1,4 +1,4 @@
-// 06 blocktile 2d, local-array variant (teaching demo): the same kernel as 06_blocktile_2d, but
+// blocktile 2d, local-array variant (teaching demo): the same kernel as kernel.wgsl, but
 // written the way CUDA code usually is, with the 8 x 8 accumulators and the A and B fragments
 // in function-local arrays indexed inside loops. It computes the same result. On wgpu every
 // dynamic index into such an array is clamped, the driver cannot prove the loops away, and the

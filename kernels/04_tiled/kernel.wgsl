@@ -1,4 +1,4 @@
-// 04 tiled: a workgroup of TILE x TILE invocations computes a TILE x TILE block of C. It walks
+// tiled: a workgroup of TILE x TILE invocations computes a TILE x TILE block of C. It walks
 // K in steps of TILE: every invocation copies one element of A and one of B into workgroup
 // memory, then all of them read the whole tile from there. Each global element is now loaded
 // once per tile instead of once per multiply-add: TILE times less global traffic.

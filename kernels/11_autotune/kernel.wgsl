@@ -1,28 +1,23 @@
-// 11 autotune: 10 with the invocation's block of C as one more tuning knob, TN = 8 (10's
+// autotune: 10 with the invocation's block of C as one more tuning knob, TN = 8 (10's
 // 8 x 8) or 16 (8 x 16, 32 vec4 accumulators). With TN 16 a warp owns 32 x 128 and each k step
 // reads 2 A and 4 B vec4s from workgroup memory for 128 FMAs instead of 2 + 2 for 64: a quarter
 // fewer workgroup-memory bytes per FMA, for ~64 more registers. The TN 16 blocks are constant-
 // false branches when TN is 8, which the compiler removes. Everything else (double buffering,
 // edges, unpadded C) is 10's; lib/autotune.ts searches the tile sizes and TN per device.
 //
-// Two ways to load a tile (VEC4_LOADS, lib/kernels/ladder.ts): vec4 loads need every row of A
-// and B to start on 16 bytes, so the runner pads K and N to multiples of 4 when they are not;
-// scalar loads take any K and N as they are, in a coalesced order (invocation t loads tile
-// elements t, t + THREADS, ...), but with four times the load instructions and more registers.
-// Since the bounds checks select the load's address (see 07), vec4 loads with padding win on
-// every shape measured on the H200, so the host always picks them; scalar loads stay to compare.
+// Tiles are loaded as vec4s, which need every row of A and B to start on 16 bytes: the runner
+// pads K and N to multiples of 4 when they are not. Loading four scalars instead needs no
+// padding, but with the bounds checks selecting the load's address (see 07) vec4 loads with
+// padding were faster on every shape measured on the H200, 13 547 vs 11 311 GFLOP/s at
+// 1000x3000x777 included.
 
 struct Dims {
   M: u32,
   K: u32,
   N: u32,
-  // Row stride of C: the real N (N is B's row length, padded on the vec4 path when not a
-  // multiple of 4).
+  // Row stride of C: the real N (N is B's row length, padded when not a multiple of 4).
   ldc: u32,
 }
-
-// 1: vec4 loads (K and N multiples of 4); 0: scalar loads, any K and N.
-override VEC4_LOADS: u32 = 1u;
 
 override BM: u32 = 128;
 override BN: u32 = 128;
@@ -48,9 +43,6 @@ override B_TILE: u32 = BK * BN / 4u;
 @group(0) @binding(1) var<storage, read> B: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read_write> C: array<f32>;
 @group(0) @binding(3) var<uniform> dims: Dims;
-// The same A and B read as scalars by the VEC4_LOADS = 0 path: two read-only views of one buffer.
-@group(0) @binding(4) var<storage, read> Aflat: array<f32>;
-@group(0) @binding(5) var<storage, read> Bflat: array<f32>;
 
 var<workgroup> As: array<vec4<f32>, 2u * A_TILE>;
 var<workgroup> Bs: array<vec4<f32>, 2u * B_TILE>;
@@ -68,21 +60,21 @@ struct Staged {
 }
 
 // vec4 number i of the A tile at (m0, k0): row i / (BK/4), columns 4 * (i % (BK/4)) + 0..3.
-fn loadVec4A(i: u32, m0: u32, k0: u32) -> vec4<f32> {
+fn loadA(i: u32, m0: u32, k0: u32) -> vec4<f32> {
   let gr = m0 + i / (BK / 4u);
   let gk = k0 + (i % (BK / 4u)) * 4u;
   return A[select(arrayLength(&A) - 1u, (gr * dims.K + gk) / 4u, gr < dims.M && gk < dims.K)];
 }
 
 // vec4 number i of the B tile at (k0, n0): row i / (BN/4), columns 4 * (i % (BN/4)) + 0..3.
-fn loadVec4B(i: u32, k0: u32, n0: u32) -> vec4<f32> {
+fn loadB(i: u32, k0: u32, n0: u32) -> vec4<f32> {
   let gk = k0 + i / (BN / 4u);
   let gn = n0 + (i % (BN / 4u)) * 4u;
   return B[select(arrayLength(&B) - 1u, (gk * dims.N + gn) / 4u, gk < dims.K && gn < dims.N)];
 }
 
 // Scatter one A vec4 (four k values of one row) into the transposed tile at `buf`.
-fn storeVec4A(buf: u32, i: u32, v: vec4<f32>) {
+fn storeA(buf: u32, i: u32, v: vec4<f32>) {
   let r = i / (BK / 4u);
   let at = buf + (i % (BK / 4u)) * 4u * AS + r / 4u;
   let lane = r % 4u;
@@ -92,145 +84,30 @@ fn storeVec4A(buf: u32, i: u32, v: vec4<f32>) {
   As[at + 3u * AS][lane] = v.w;
 }
 
-fn fetchVec4(tid: u32, m0: u32, n0: u32, k0: u32) -> Staged {
-  var s: Staged;
-  s.a0 = loadVec4A(tid, m0, k0);
-  s.b0 = loadVec4B(tid, k0, n0);
-  if (LA > 1u) { s.a1 = loadVec4A(tid + THREADS, m0, k0); }
-  if (LA > 2u) { s.a2 = loadVec4A(tid + 2u * THREADS, m0, k0); }
-  if (LA > 3u) { s.a3 = loadVec4A(tid + 3u * THREADS, m0, k0); }
-  if (LB > 1u) { s.b1 = loadVec4B(tid + THREADS, k0, n0); }
-  if (LB > 2u) { s.b2 = loadVec4B(tid + 2u * THREADS, k0, n0); }
-  if (LB > 3u) { s.b3 = loadVec4B(tid + 3u * THREADS, k0, n0); }
-  return s;
-}
-
-fn stashVec4(tid: u32, buf: u32, s: Staged) {
-  let aBuf = buf * A_TILE;
-  let bBuf = buf * B_TILE;
-  storeVec4A(aBuf, tid, s.a0);
-  Bs[bBuf + tid] = s.b0;
-  if (LA > 1u) { storeVec4A(aBuf, tid + THREADS, s.a1); }
-  if (LA > 2u) { storeVec4A(aBuf, tid + 2u * THREADS, s.a2); }
-  if (LA > 3u) { storeVec4A(aBuf, tid + 3u * THREADS, s.a3); }
-  if (LB > 1u) { Bs[bBuf + tid + THREADS] = s.b1; }
-  if (LB > 2u) { Bs[bBuf + tid + 2u * THREADS] = s.b2; }
-  if (LB > 3u) { Bs[bBuf + tid + 3u * THREADS] = s.b3; }
-}
-
-// Element e of the A tile at (m0, k0) is A[m0 + e / BK][k0 + e % BK]; element e of the B tile
-// at (k0, n0) is B[k0 + e / BN][n0 + e % BN]. Chunk c of an invocation holds its elements
-// tid + (4c + j) THREADS, j < 4.
-fn tileElement(c: u32, j: u32, tid: u32) -> u32 {
-  return tid + (4u * c + j) * THREADS;
-}
-
-fn scalarA(c: u32, j: u32, tid: u32, m0: u32, k0: u32, inside: bool) -> f32 {
-  let e = tileElement(c, j, tid);
-  let r = m0 + e / BK;
-  let k = k0 + e % BK;
-  let at = r * dims.K + k;
-  if (inside) {
-    return Aflat[at];
-  }
-  return select(0.0, Aflat[at], r < dims.M && k < dims.K);
-}
-
-fn scalarB(c: u32, j: u32, tid: u32, k0: u32, n0: u32, inside: bool) -> f32 {
-  let e = tileElement(c, j, tid);
-  let k = k0 + e / BN;
-  let col = n0 + e % BN;
-  let at = k * dims.N + col;
-  if (inside) {
-    return Bflat[at];
-  }
-  return select(0.0, Bflat[at], k < dims.K && col < dims.N);
-}
-
-fn loadScalarsA(c: u32, tid: u32, m0: u32, k0: u32, inside: bool) -> vec4<f32> {
-  return vec4<f32>(
-    scalarA(c, 0u, tid, m0, k0, inside),
-    scalarA(c, 1u, tid, m0, k0, inside),
-    scalarA(c, 2u, tid, m0, k0, inside),
-    scalarA(c, 3u, tid, m0, k0, inside),
-  );
-}
-
-fn loadScalarsB(c: u32, tid: u32, k0: u32, n0: u32, inside: bool) -> vec4<f32> {
-  return vec4<f32>(
-    scalarB(c, 0u, tid, k0, n0, inside),
-    scalarB(c, 1u, tid, k0, n0, inside),
-    scalarB(c, 2u, tid, k0, n0, inside),
-    scalarB(c, 3u, tid, k0, n0, inside),
-  );
-}
-
-// A goes in transposed: element (r, k) to row k, vec4 r / 4, lane r % 4 of the tile at `buf`.
-fn putA(buf: u32, e: u32, v: f32) {
-  let r = e / BK;
-  As[buf + (e % BK) * AS + r / 4u][r % 4u] = v;
-}
-
-fn putB(buf: u32, e: u32, v: f32) {
-  Bs[buf + e / 4u][e % 4u] = v;
-}
-
-fn storeScalarsA(buf: u32, c: u32, tid: u32, v: vec4<f32>) {
-  putA(buf, tileElement(c, 0u, tid), v.x);
-  putA(buf, tileElement(c, 1u, tid), v.y);
-  putA(buf, tileElement(c, 2u, tid), v.z);
-  putA(buf, tileElement(c, 3u, tid), v.w);
-}
-
-fn storeScalarsB(buf: u32, c: u32, tid: u32, v: vec4<f32>) {
-  putB(buf, tileElement(c, 0u, tid), v.x);
-  putB(buf, tileElement(c, 1u, tid), v.y);
-  putB(buf, tileElement(c, 2u, tid), v.z);
-  putB(buf, tileElement(c, 3u, tid), v.w);
-}
-
-fn fetchScalars(tid: u32, m0: u32, n0: u32, k0: u32) -> Staged {
-  let kInside = k0 + BK <= dims.K;
-  let aInside = kInside && m0 + BM <= dims.M;
-  let bInside = kInside && n0 + BN <= dims.N;
-  var s: Staged;
-  s.a0 = loadScalarsA(0u, tid, m0, k0, aInside);
-  s.b0 = loadScalarsB(0u, tid, k0, n0, bInside);
-  if (LA > 1u) { s.a1 = loadScalarsA(1u, tid, m0, k0, aInside); }
-  if (LA > 2u) { s.a2 = loadScalarsA(2u, tid, m0, k0, aInside); }
-  if (LA > 3u) { s.a3 = loadScalarsA(3u, tid, m0, k0, aInside); }
-  if (LB > 1u) { s.b1 = loadScalarsB(1u, tid, k0, n0, bInside); }
-  if (LB > 2u) { s.b2 = loadScalarsB(2u, tid, k0, n0, bInside); }
-  if (LB > 3u) { s.b3 = loadScalarsB(3u, tid, k0, n0, bInside); }
-  return s;
-}
-
-fn stashScalars(tid: u32, buf: u32, s: Staged) {
-  let aBuf = buf * A_TILE;
-  let bBuf = buf * B_TILE;
-  storeScalarsA(aBuf, 0u, tid, s.a0);
-  storeScalarsB(bBuf, 0u, tid, s.b0);
-  if (LA > 1u) { storeScalarsA(aBuf, 1u, tid, s.a1); }
-  if (LA > 2u) { storeScalarsA(aBuf, 2u, tid, s.a2); }
-  if (LA > 3u) { storeScalarsA(aBuf, 3u, tid, s.a3); }
-  if (LB > 1u) { storeScalarsB(bBuf, 1u, tid, s.b1); }
-  if (LB > 2u) { storeScalarsB(bBuf, 2u, tid, s.b2); }
-  if (LB > 3u) { storeScalarsB(bBuf, 3u, tid, s.b3); }
-}
-
 fn fetch(tid: u32, m0: u32, n0: u32, k0: u32) -> Staged {
-  if (VEC4_LOADS == 1u) {
-    return fetchVec4(tid, m0, n0, k0);
-  }
-  return fetchScalars(tid, m0, n0, k0);
+  var s: Staged;
+  s.a0 = loadA(tid, m0, k0);
+  s.b0 = loadB(tid, k0, n0);
+  if (LA > 1u) { s.a1 = loadA(tid + THREADS, m0, k0); }
+  if (LA > 2u) { s.a2 = loadA(tid + 2u * THREADS, m0, k0); }
+  if (LA > 3u) { s.a3 = loadA(tid + 3u * THREADS, m0, k0); }
+  if (LB > 1u) { s.b1 = loadB(tid + THREADS, k0, n0); }
+  if (LB > 2u) { s.b2 = loadB(tid + 2u * THREADS, k0, n0); }
+  if (LB > 3u) { s.b3 = loadB(tid + 3u * THREADS, k0, n0); }
+  return s;
 }
 
 fn stash(tid: u32, buf: u32, s: Staged) {
-  if (VEC4_LOADS == 1u) {
-    stashVec4(tid, buf, s);
-  } else {
-    stashScalars(tid, buf, s);
-  }
+  let aBuf = buf * A_TILE;
+  let bBuf = buf * B_TILE;
+  storeA(aBuf, tid, s.a0);
+  Bs[bBuf + tid] = s.b0;
+  if (LA > 1u) { storeA(aBuf, tid + THREADS, s.a1); }
+  if (LA > 2u) { storeA(aBuf, tid + 2u * THREADS, s.a2); }
+  if (LA > 3u) { storeA(aBuf, tid + 3u * THREADS, s.a3); }
+  if (LB > 1u) { Bs[bBuf + tid + THREADS] = s.b1; }
+  if (LB > 2u) { Bs[bBuf + tid + 2u * THREADS] = s.b2; }
+  if (LB > 3u) { Bs[bBuf + tid + 3u * THREADS] = s.b3; }
 }
 
 // Four scalar stores: a row of the unpadded C need not start on a 16-byte boundary. They run

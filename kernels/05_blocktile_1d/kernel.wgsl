@@ -1,4 +1,4 @@
-// 05 blocktile 1d: each invocation computes a column of 8 outputs (rows r..r+7 of one column)
+// blocktile 1d: each invocation computes a column of 8 outputs (rows r..r+7 of one column)
 // instead of one. Per step of the inner loop it reads one element of the B tile and reuses it
 // for 8 multiply-adds, so workgroup-memory reads per multiply-add drop from 2 to 9/8.
 //

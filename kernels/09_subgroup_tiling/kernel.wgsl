@@ -1,4 +1,4 @@
-// 09 subgroup tiling: a third level in the tiling hierarchy. Workgroup tile -> subgroup
+// subgroup tiling: a third level in the tiling hierarchy. Workgroup tile -> subgroup
 // ("warp") tile -> invocation tile. Each group of 32 consecutive invocations owns a 32 x 64
 // block of the workgroup tile, laid out as 4 x 8 invocations, each with 2 x 2 blocks of 4 x 4
 // outputs (rows ly*4 and 16 + ly*4, columns lx*4 and 32 + lx*4 of the warp tile).
@@ -14,7 +14,7 @@
 // the subgroup really is 32 wide. Subgroup operations (shuffles, broadcasts) are not used:
 // every value an invocation needs is already one broadcast-friendly workgroup-memory read
 // away, and on NVIDIA a shuffle goes through the same crossbar at the same rate as that read,
-// so trading reads for shuffles buys nothing here (see kernels/NOTES.md).
+// so trading reads for shuffles buys nothing here.
 //
 // Tile: BM x BN (BM a multiple of 32, BN of 64), (BM / 8) * (BN / 8) invocations.
 

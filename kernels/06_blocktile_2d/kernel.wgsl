@@ -1,10 +1,10 @@
-// 06 blocktile 2d: each invocation computes an 8 x 8 block of C held in registers. Per step of
+// blocktile 2d: each invocation computes an 8 x 8 block of C held in registers. Per step of
 // the inner loop it reads 8 elements of A and 8 of B from workgroup memory and does 64
 // multiply-adds with them: 1/4 read per multiply-add, down from 9/8 in 05.
 //
 // The 64 accumulators are 16 named vec4 variables: cRH is rows R (0..7) and column half H
 // (0 = columns 0..3, 1 = columns 4..7) of this invocation's block. All indexing into them is by
-// constant, so they stay in registers (06_blocktile_2d_local_array shows the alternative).
+// constant, so they stay in registers (local_array.wgsl shows the alternative).
 //
 // Tile: BM x BN outputs, BK deep, (BM / 8) * (BN / 8) invocations; invocation (tx, ty) owns
 // rows ty*8 .. ty*8+7 and columns tx*8 .. tx*8+7 of the tile.

@@ -1,12 +1,15 @@
-// 07 vectorize: the 06 kernel with 16-byte memory operations. A and B are bound as arrays of
-// vec4<f32>, so each global load moves four floats at once; the A tile is stored
-// TRANSPOSED in workgroup memory (As[k][m]) so that the four A values an invocation needs at
-// one k are adjacent and come back in one vec4 read, like the B values already were.
-// Per inner step: 4 vec4 workgroup reads for 64 multiply-adds (06 needed 16 scalar reads).
+// bank conflicts: 07 with a workgroup-memory layout and thread mapping that avoid bank
+// conflicts. Workgroup memory is split into 32 banks of 4 bytes; when invocations of one
+// subgroup touch different addresses in the same bank, the accesses are serialised.
 //
-// vec4 rows need K and N to be multiples of 4: the runner zero-pads A and B (align k: 4, n: 4),
-// inside the timed pass. M is free; tiles past M, N or K read zero. C is written at its real
-// size with scalar stores (its rows need not start on 16 bytes), so it is never padded.
+// Two changes, nothing else:
+// - Mapping: in 07 invocation tx read the vec4s at columns tx*8 and tx*8+4, so neighbours were
+//   32 bytes apart and every other 16-byte slot was skipped. Here each invocation owns columns
+//   tx*4 and BN/2 + tx*4 (and rows ty*4 and BM/2 + ty*4): neighbours read adjacent vec4s.
+// - Padding: the transposed A tile gets PAD extra vec4s per row, so the four scalar stores of
+//   one loaded vec4 (k, k+1, k+2, k+3 of one row) land in different banks from those of the
+//   neighbouring invocations, instead of all of them hitting the same bank.
+// Invocation (tx, ty) still owns 8 x 8 outputs: 2 x 2 blocks of 4 x 4.
 
 struct Dims {
   M: u32,
@@ -19,20 +22,18 @@ struct Dims {
 override BM: u32 = 128;
 override BN: u32 = 128;
 override BK: u32 = 8;
+override PAD: u32 = 1;
 override THREADS: u32 = (BM / 8u) * (BN / 8u);
+// Row stride of the transposed A tile, in vec4s.
+override AS: u32 = BM / 4u + PAD;
 
-// Tile elements past M, N or K must load as zero. The bounds check selects the address, not the
-// loaded value: an element outside the matrix reads the last vec4 of its buffer, which the runner
-// keeps zero (it allocates one zero vec4 after A's and B's data). Selecting the value instead made
-// 11 about a tenth slower on the H200 (kernels/NOTES.md, round 7).
+// Out-of-bounds loads read the zero vec4 the runner keeps after A's and B's data (see 07).
 @group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read> B: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read_write> C: array<f32>;
 @group(0) @binding(3) var<uniform> dims: Dims;
 
-// As[k * BM/4 + m/4] holds A rows m..m+3 at column k; Bs[k * BN/4 + n/4] holds B row k,
-// columns n..n+3.
-var<workgroup> As: array<vec4<f32>, BK * BM / 4u>;
+var<workgroup> As: array<vec4<f32>, BK * AS>;
 var<workgroup> Bs: array<vec4<f32>, BK * BN / 4u>;
 
 // Four scalar stores: a row of the unpadded C need not start on a 16-byte boundary. They run
@@ -60,9 +61,13 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
   let n0 = wid.x * BN;
   let tx = tid % (BN / 8u);
   let ty = tid / (BN / 8u);
-  // Invocations whose whole block lies past M or N skip the multiply-adds (they still load and
-  // wait at the barriers); where a whole subgroup does, an edge tile costs little.
-  let computes = m0 + ty * 8u < dims.M && n0 + tx * 8u < dims.N;
+  // vec4 offsets of this invocation's two A fragments and two B fragments within a tile row.
+  let a0At = ty;
+  let a1At = BM / 8u + ty;
+  let b0At = tx;
+  let b1At = BN / 8u + tx;
+  // Invocations whose whole block lies past M or N skip the multiply-adds, as in 07.
+  let computes = m0 + ty * 4u < dims.M && n0 + tx * 4u < dims.N;
   var c00 = vec4<f32>(0.0); var c01 = vec4<f32>(0.0);
   var c10 = vec4<f32>(0.0); var c11 = vec4<f32>(0.0);
   var c20 = vec4<f32>(0.0); var c21 = vec4<f32>(0.0);
@@ -74,19 +79,18 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
   let tiles = (dims.K + BK - 1u) / BK;
   for (var t = 0u; t < tiles; t++) {
     let k0 = t * BK;
-    // A tile: BM rows of BK/4 vec4s; each is split into four scalars of the transposed tile.
     for (var i = tid; i < BM * BK / 4u; i += THREADS) {
       let r = i / (BK / 4u);
       let kq = (i % (BK / 4u)) * 4u;
       let gr = m0 + r;
       let gk = k0 + kq;
       let v = A[select(arrayLength(&A) - 1u, (gr * dims.K + gk) / 4u, gr < dims.M && gk < dims.K)];
-      let at = kq * (BM / 4u) + r / 4u;
+      let at = kq * AS + r / 4u;
       let lane = r % 4u;
       As[at][lane] = v.x;
-      As[at + BM / 4u][lane] = v.y;
-      As[at + 2u * (BM / 4u)][lane] = v.z;
-      As[at + 3u * (BM / 4u)][lane] = v.w;
+      As[at + AS][lane] = v.y;
+      As[at + 2u * AS][lane] = v.z;
+      As[at + 3u * AS][lane] = v.w;
     }
     for (var i = tid; i < BK * BN / 4u; i += THREADS) {
       let gk = k0 + i / (BN / 4u);
@@ -96,10 +100,10 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
     workgroupBarrier();
     if (computes) {
       for (var p = 0u; p < BK; p++) {
-        let a0 = As[p * (BM / 4u) + ty * 2u];
-        let a1 = As[p * (BM / 4u) + ty * 2u + 1u];
-        let b0 = Bs[p * (BN / 4u) + tx * 2u];
-        let b1 = Bs[p * (BN / 4u) + tx * 2u + 1u];
+        let a0 = As[p * AS + a0At];
+        let a1 = As[p * AS + a1At];
+        let b0 = Bs[p * (BN / 4u) + b0At];
+        let b1 = Bs[p * (BN / 4u) + b1At];
         c00 += a0.x * b0; c01 += a0.x * b1;
         c10 += a0.y * b0; c11 += a0.y * b1;
         c20 += a0.z * b0; c21 += a0.z * b1;
@@ -112,14 +116,16 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
     }
     workgroupBarrier();
   }
-  let row = m0 + ty * 8u;
-  let col = n0 + tx * 8u;
-  store(row, col, c00); store(row, col + 4u, c01);
-  store(row + 1u, col, c10); store(row + 1u, col + 4u, c11);
-  store(row + 2u, col, c20); store(row + 2u, col + 4u, c21);
-  store(row + 3u, col, c30); store(row + 3u, col + 4u, c31);
-  store(row + 4u, col, c40); store(row + 4u, col + 4u, c41);
-  store(row + 5u, col, c50); store(row + 5u, col + 4u, c51);
-  store(row + 6u, col, c60); store(row + 6u, col + 4u, c61);
-  store(row + 7u, col, c70); store(row + 7u, col + 4u, c71);
+  let r0 = m0 + a0At * 4u;
+  let r1 = m0 + a1At * 4u;
+  let col0 = n0 + b0At * 4u;
+  let col1 = n0 + b1At * 4u;
+  store(r0, col0, c00); store(r0, col1, c01);
+  store(r0 + 1u, col0, c10); store(r0 + 1u, col1, c11);
+  store(r0 + 2u, col0, c20); store(r0 + 2u, col1, c21);
+  store(r0 + 3u, col0, c30); store(r0 + 3u, col1, c31);
+  store(r1, col0, c40); store(r1, col1, c41);
+  store(r1 + 1u, col0, c50); store(r1 + 1u, col1, c51);
+  store(r1 + 2u, col0, c60); store(r1 + 2u, col1, c61);
+  store(r1 + 3u, col0, c70); store(r1 + 3u, col1, c71);
 }

@@ -1,10 +1,10 @@
-// 02 naive: one invocation computes one element of C = A * B.
+// naive: one invocation computes one element of C = A * B.
 // A is M x K, B is K x N, C is M x N, all row-major float32.
 //
 // global_invocation_id.x picks the ROW and .y the COLUMN. Invocations that run together
 // (a subgroup) differ in x, so at every step of the k loop they read A from K floats apart
 // and write C from N floats apart: no two of them touch the same memory segment.
-// 03_coalesce fixes exactly that and nothing else.
+// coalesce, the next step, fixes exactly that and nothing else.
 
 struct Dims {
   M: u32,

@@ -1,0 +1,20 @@
+/** Naive: one invocation per element of C. */
+import { ceilDiv, F32_TOLERANCE, naiveModel } from "../../lib/kernels/cost.ts";
+import { type KernelSpec, stepLayout } from "../../lib/kernels/spec.ts";
+
+export const step: KernelSpec = {
+  ...stepLayout(import.meta.url),
+  title: "Naive",
+  idea:
+    "One invocation per element of C; x walks rows, so neighbouring invocations read far apart.",
+  entryPoint: "main",
+  params: { WG: 16 },
+  workgroupSize: (p) => [p.WG, p.WG, 1],
+  dispatch: (s, p) => [ceilDiv(s.m, p.WG), ceilDiv(s.n, p.WG), 1],
+  workgroupStorageBytes: () => 0,
+  align: () => ({ m: 1, n: 1, k: 1 }),
+  model: naiveModel,
+  requiredFeatures: [],
+  precision: "f32",
+  tolerance: F32_TOLERANCE,
+};

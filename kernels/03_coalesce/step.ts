@@ -1,0 +1,23 @@
+/** Coalesced: the naive kernel with x walking the columns of C. */
+import { ceilDiv, F32_TOLERANCE, naiveModel } from "../../lib/kernels/cost.ts";
+import { type KernelSpec, stepLayout } from "../../lib/kernels/spec.ts";
+import { ANY, need } from "../../lib/kernels/tiling.ts";
+
+export const step: KernelSpec = {
+  ...stepLayout(import.meta.url),
+  title: "Coalesced",
+  idea:
+    "x walks the columns of C, so a subgroup reads one contiguous run of B and writes one of C.",
+  entryPoint: "main",
+  params: { WG: 16 },
+  space: { WG: [8, 16, 32] },
+  invalid: (p) => need([p.WG * p.WG <= 1024, "WG * WG must be at most 1024"]),
+  workgroupSize: (p) => [p.WG, p.WG, 1],
+  dispatch: (s, p) => [ceilDiv(s.n, p.WG), ceilDiv(s.m, p.WG), 1],
+  workgroupStorageBytes: () => 0,
+  align: () => ANY,
+  model: naiveModel,
+  requiredFeatures: [],
+  precision: "f32",
+  tolerance: F32_TOLERANCE,
+};

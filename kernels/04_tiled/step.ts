@@ -1,0 +1,46 @@
+/** Workgroup tiles, and the two teaching variants that each drop one of its barriers. */
+import { ceilDiv, F32_TOLERANCE, tiledModel } from "../../lib/kernels/cost.ts";
+import { type KernelSpec, stepLayout, variantLayout } from "../../lib/kernels/spec.ts";
+import { ANY, F32, need } from "../../lib/kernels/tiling.ts";
+
+const layout = stepLayout(import.meta.url);
+
+export const step: KernelSpec = {
+  ...layout,
+  title: "Workgroup tiles",
+  idea: "Stage TILE x TILE tiles of A and B in workgroup memory, guarded by two barriers.",
+  entryPoint: "main",
+  params: { TILE: 16, RAW_BARRIER: 1, WAR_BARRIER: 1 },
+  space: { TILE: [8, 16, 32] },
+  invalid: (p) => need([p.TILE * p.TILE <= 1024, "TILE * TILE must be at most 1024"]),
+  workgroupSize: (p) => [p.TILE, p.TILE, 1],
+  dispatch: (s, p) => [ceilDiv(s.n, p.TILE), ceilDiv(s.m, p.TILE), 1],
+  workgroupStorageBytes: (p) => 2 * p.TILE * p.TILE * F32,
+  align: () => ANY,
+  model: (s, p) => tiledModel(s, p.TILE, p.TILE),
+  requiredFeatures: [],
+  precision: "f32",
+  tolerance: F32_TOLERANCE,
+};
+
+/** Without the read-after-write barrier: invocations read tiles others have not written. */
+export const noRawBarrier: KernelSpec = {
+  ...step,
+  ...variantLayout(layout, "no_raw_barrier"),
+  title: "Tiles, RAW barrier missing (broken on purpose)",
+  idea: "Drop the barrier between writing a tile and reading it: a race the validation catches.",
+  params: { ...step.params, RAW_BARRIER: 0 },
+  space: undefined,
+  demo: true,
+};
+
+/** Without the write-after-read barrier: the next tile overwrites one still being read. */
+export const noWarBarrier: KernelSpec = {
+  ...step,
+  ...variantLayout(layout, "no_war_barrier"),
+  title: "Tiles, WAR barrier missing (broken on purpose)",
+  idea: "Drop the barrier before overwriting a tile: fast invocations clobber data still in use.",
+  params: { ...step.params, WAR_BARRIER: 0 },
+  space: undefined,
+  demo: true,
+};

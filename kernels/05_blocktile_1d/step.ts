@@ -1,0 +1,26 @@
+/** 1D blocktiling: each invocation computes 8 outputs of one column. */
+import { F32_TOLERANCE, tiledModel } from "../../lib/kernels/cost.ts";
+import { type KernelSpec, stepLayout } from "../../lib/kernels/spec.ts";
+import { ANY, blockGrid, F32, need } from "../../lib/kernels/tiling.ts";
+
+export const step: KernelSpec = {
+  ...stepLayout(import.meta.url),
+  title: "1D blocktiling",
+  idea: "Each invocation computes 8 outputs of one column, reusing each B value 8 times.",
+  entryPoint: "main",
+  params: { BM: 64, BN: 64, BK: 8 },
+  space: { BM: [32, 64, 128], BN: [32, 64, 128], BK: [8, 16] },
+  invalid: (p) =>
+    need(
+      [p.BM % 8 === 0, "BM must be a multiple of 8"],
+      [p.BM * p.BN / 8 <= 1024, "BM * BN / 8 invocations must be at most 1024"],
+    ),
+  workgroupSize: (p) => [p.BM * p.BN / 8, 1, 1],
+  dispatch: blockGrid,
+  workgroupStorageBytes: (p) => (p.BM * p.BK + p.BK * p.BN) * F32,
+  align: () => ANY,
+  model: (s, p) => tiledModel(s, p.BM, p.BN),
+  requiredFeatures: [],
+  precision: "f32",
+  tolerance: F32_TOLERANCE,
+};

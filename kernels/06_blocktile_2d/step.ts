@@ -1,0 +1,45 @@
+/** 2D blocktiling: an 8 x 8 block of C per invocation, and its local-array teaching variant. */
+import { F32_TOLERANCE, launchModel } from "../../lib/kernels/cost.ts";
+import { type KernelSpec, type Params, stepLayout, variantLayout } from "../../lib/kernels/spec.ts";
+import { ANY, blockGrid, F32, need, threads8x8 } from "../../lib/kernels/tiling.ts";
+
+const layout = stepLayout(import.meta.url);
+
+/** The rules of the 8 x 8-block kernels (this step and the ones built on it). */
+export const blocktile2dInvalid = (p: Params): string | undefined =>
+  need(
+    [p.BM % 8 === 0 && p.BN % 8 === 0, "BM and BN must be multiples of 8"],
+    [threads8x8(p) <= 1024, "(BM / 8) * (BN / 8) invocations must be at most 1024"],
+  );
+
+export const step: KernelSpec = {
+  ...layout,
+  title: "2D blocktiling",
+  idea: "Each invocation computes an 8 x 8 block of C in 16 named vec4 registers.",
+  entryPoint: "main",
+  params: { BM: 128, BN: 128, BK: 8 },
+  space: { BM: [64, 128], BN: [64, 128], BK: [8, 16] },
+  invalid: blocktile2dInvalid,
+  workgroupSize: (p) => [threads8x8(p), 1, 1],
+  dispatch: blockGrid,
+  workgroupStorageBytes: (p) => (p.BM * p.BK + p.BK * p.BN) * F32,
+  align: () => ANY,
+  edgeStrips: true,
+  // Called as spec.model(...): the plan is this step's own (padding, copies, strips).
+  model(s, p) {
+    return launchModel(this, s, p);
+  },
+  requiredFeatures: [],
+  precision: "f32",
+  tolerance: F32_TOLERANCE,
+};
+
+/** The same kernel with function-local arrays indexed in loops: same result, local-memory speed. */
+export const localArray: KernelSpec = {
+  ...step,
+  ...variantLayout(layout, "local_array", "local_array.wgsl"),
+  title: "2D blocktiling, accumulators in a local array",
+  idea: "The same 8 x 8 block in array<array<f32, 8>, 8> indexed in loops: watch it slow down.",
+  space: undefined,
+  demo: true,
+};

@@ -1,0 +1,33 @@
+/** Vectorized: 16-byte loads and stores, A transposed in workgroup memory. */
+import { F32_TOLERANCE, launchModel } from "../../lib/kernels/cost.ts";
+import { type KernelSpec, type Params, stepLayout } from "../../lib/kernels/spec.ts";
+import { blockGrid, F32, need, threads8x8, VEC4 } from "../../lib/kernels/tiling.ts";
+import { blocktile2dInvalid } from "../06_blocktile_2d/step.ts";
+
+/** The rules of the vec4 kernels (this step and the ones built on it). */
+export const vec4Invalid = (p: Params): string | undefined =>
+  blocktile2dInvalid(p) ?? need([p.BK % 4 === 0, "BK must be a multiple of 4 (vec4 rows)"]);
+
+export const step: KernelSpec = {
+  ...stepLayout(import.meta.url),
+  title: "Vectorized (vec4)",
+  idea: "16-byte loads and stores, and A transposed in workgroup memory so its reads are vec4 too.",
+  entryPoint: "main",
+  params: { BM: 128, BN: 128, BK: 8 },
+  space: { BM: [64, 128], BN: [64, 128], BK: [8, 16] },
+  invalid: vec4Invalid,
+  workgroupSize: (p) => [threads8x8(p), 1, 1],
+  dispatch: blockGrid,
+  workgroupStorageBytes: (p) => (p.BM * p.BK + p.BK * p.BN) * F32,
+  align: () => VEC4,
+  // C is written unpadded: the runner pads only A and B (K and N, when not multiples of 4).
+  unpaddedC: true,
+  edgeStrips: true,
+  // Called as spec.model(...): the plan is this step's own (padding, copies, strips).
+  model(s, p) {
+    return launchModel(this, s, p);
+  },
+  requiredFeatures: [],
+  precision: "f32",
+  tolerance: F32_TOLERANCE,
+};

@@ -1,0 +1,29 @@
+/** Double buffering: the next tile's loads fly while this tile's multiply-adds run. */
+import { type KernelSpec, type Params, stepLayout } from "../../lib/kernels/spec.ts";
+import { need, paddedTileBytes, threads8x8 } from "../../lib/kernels/tiling.ts";
+import { step as subgroupTiling, warpTileInvalid } from "../09_subgroup_tiling/step.ts";
+
+/** vec4 loads per invocation per tile: [of A, of B]. */
+export function loadsPerInvocation(p: Params): [number, number] {
+  const t = threads8x8(p);
+  return [p.BM * p.BK / 4 / t, p.BK * p.BN / 4 / t];
+}
+
+const doubleBufferInvalid = (p: Params) =>
+  warpTileInvalid(p) ??
+    need(
+      [
+        loadsPerInvocation(p).every((l) => Number.isInteger(l) && l >= 1 && l <= 4),
+        "each invocation must load 1 to 4 whole vec4s of A and of B per tile",
+      ],
+      [threads8x8(p) <= 512, "at most 512 invocations (1024 leave 64 registers each on NVIDIA)"],
+    );
+
+export const step: KernelSpec = {
+  ...subgroupTiling,
+  ...stepLayout(import.meta.url),
+  title: "Double buffering",
+  idea: "Prefetch the next tile into registers while computing this one; one barrier per tile.",
+  invalid: doubleBufferInvalid,
+  workgroupStorageBytes: (p) => 2 * paddedTileBytes(p),
+};

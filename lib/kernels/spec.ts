@@ -1,0 +1,125 @@
+/**
+ * What a ladder step is: the KernelSpec type every `kernels/NN_name/step.ts` fills in, and the
+ * step's id, number and name, read from the folder it lives in. This module imports nothing
+ * from the registry or the steps, so steps, the cost models and the registry can all use it.
+ */
+import type { Shape } from "../matrix.ts";
+
+/** Tile parameters, passed to the WGSL file as `override` constants of the same names. */
+export type Params = Record<string, number>;
+
+/** Modeled cost of one launch: operations and global-memory bytes moved (loads + stores). */
+export interface CostModel {
+  flops: number;
+  bytes: number;
+}
+
+/** Where a step lives: kernels/<id>/, with id = NN_name. */
+export interface StepLayout {
+  /** "07_vectorize": the step's folder and its notebook's name. */
+  id: string;
+  number: number;
+  /** "vectorize": how notebooks, tests, tools and records refer to the step. */
+  name: string;
+  /** Its WGSL, relative to kernels/. */
+  file: string;
+}
+
+/** Everything the runner, tests, bench, charts and notebooks need to know about one kernel. */
+export interface KernelSpec extends StepLayout {
+  /** One line for tables and chart labels. */
+  title: string;
+  /** The one idea this step adds, in a sentence. */
+  idea: string;
+  entryPoint: string;
+  /**
+   * The kernel's WGSL written for one parameter set (the parameters are literals in the text,
+   * not override constants); when absent the runner reads `file` and passes the parameters as
+   * override constants.
+   */
+  generate?(p: Params): string;
+  /** Default tile parameters (WGSL override constants). */
+  params: Params;
+  /** Optional search space for the autotuner (each key a param name). */
+  space?: Record<string, number[]>;
+  /** Why a parameter combination is invalid (undefined when it is fine). */
+  invalid?(p: Params): string | undefined;
+  workgroupSize(p: Params): [number, number, number];
+  dispatch(shape: Shape, p: Params): [number, number, number];
+  /** Bytes of `var<workgroup>` memory, checked against maxComputeWorkgroupStorageSize. */
+  workgroupStorageBytes(p: Params): number;
+  /**
+   * Dimensions the kernel needs to be multiples of these (the runner zero-pads on the GPU,
+   * inside the timed region, so the cost is measured). 1 = the kernel handles any size itself.
+   */
+  align(p: Params): { m: number; n: number; k: number };
+  /**
+   * The kernel writes C at its real size, bounds-checked, with row stride `ldc` (the real N, a
+   * fourth u32 after Dims {M, K, N}), so the runner pads only A and B and never copies C back.
+   * Requires align m = 1.
+   */
+  unpaddedC?: boolean;
+  /**
+   * The kernel tiles C into BM x BN blocks (params BM and BN) and may be launched on whole tiles
+   * only: when M or N ends 1..STRIP_WIDTH past a tile multiple, the runner adds the edge-strip
+   * kernel (kernels/edge_strips.wgsl) for those rows and columns instead of one more row or
+   * column of tiles. Requires that C is written at its real size (align m = 1; unpaddedC when
+   * N is padded).
+   */
+  edgeStrips?: boolean;
+  /**
+   * The global-memory model: what each tile loads and how often. Called as a method, so a tiled
+   * step counts its own launch plan (`launchModel(this, ...)`), inherited ones included.
+   */
+  model(shape: Shape, p: Params): CostModel;
+  requiredFeatures: GPUFeatureName[];
+  /** Storage precision of A, B and C. */
+  precision: "f32" | "f16";
+  /** Largest acceptable relative error norm against the float64 reference. */
+  tolerance: number;
+  /** Left out of the default bench/test list (teaching-only variants such as broken kernels). */
+  demo?: boolean;
+  /**
+   * The runner layers the parameters the autotuner saved for this step on this device
+   * (data/tuning, looked up by the step's name in lib/tuning.ts) over `params`.
+   */
+  deviceTuned?: boolean;
+}
+
+const STEP_FOLDER = /^(\d+)_([a-z0-9_]+)$/;
+
+/**
+ * The layout of the step whose step.ts has this module URL (pass `import.meta.url`): its
+ * folder kernels/NN_name/ gives the id, number and name, and its WGSL is kernel.wgsl there.
+ */
+export function stepLayout(moduleUrl: string): StepLayout {
+  const parts = new URL(moduleUrl).pathname.split("/");
+  const id = parts.at(-2) ?? "";
+  const match = STEP_FOLDER.exec(id);
+  if (!match || parts.at(-3) !== "kernels") {
+    throw new Error(`${moduleUrl}: a step lives in kernels/NN_name/step.ts`);
+  }
+  return { id, number: Number(match[1]), name: match[2], file: `${id}/kernel.wgsl` };
+}
+
+/**
+ * A teaching variant of a step, in the step's folder: id and name get `_suffix`; its WGSL is
+ * `file` in that folder (the step's own kernel.wgsl when the variant only changes parameters).
+ */
+export function variantLayout(step: StepLayout, suffix: string, file?: string): StepLayout {
+  return {
+    id: `${step.id}_${suffix}`,
+    number: step.number,
+    name: `${step.name}_${suffix}`,
+    file: file ? `${step.id}/${file}` : step.file,
+  };
+}
+
+/**
+ * The step name in a kernel id ("11_autotune" -> "autotune"; a name is returned as it is).
+ * Records and tuning files hold ids with the number of their day; matching on the name keeps
+ * them readable after a step is renumbered.
+ */
+export function stepName(idOrName: string): string {
+  return idOrName.trim().toLowerCase().replace(/^\d+_/, "");
+}

@@ -1,0 +1,33 @@
+/**
+ * Launch geometry and parameter rules shared by the tiled steps' descriptions
+ * (kernels/NN_name/step.ts).
+ */
+import type { Shape } from "../matrix.ts";
+import type { Params } from "./spec.ts";
+import { ceilDiv } from "./cost.ts";
+
+/** Bytes of one f32. */
+export const F32 = 4;
+/** The kernel handles any M, K and N itself. */
+export const ANY = { m: 1, n: 1, k: 1 };
+/** vec4 rows of A and B need K and N to be multiples of 4; M is free. */
+export const VEC4 = { m: 1, n: 4, k: 4 };
+
+/** Launch grid for kernels that tile C into BM x BN blocks (x over columns, y over rows). */
+export const blockGrid = (s: Shape, p: Params): [number, number, number] => [
+  ceilDiv(s.n, p.BN),
+  ceilDiv(s.m, p.BM),
+  1,
+];
+
+/** Invocations of the kernels where each one owns an 8 x 8 block of C. */
+export const threads8x8 = (p: Params): number => (p.BM / 8) * (p.BN / 8);
+
+/** The message of the first rule that does not hold, or undefined when all hold. */
+export function need(...rules: [boolean, string][]): string | undefined {
+  return rules.find(([ok]) => !ok)?.[1];
+}
+
+/** Workgroup bytes of one A (transposed, padded by PAD vec4s) and one B tile. */
+export const paddedTileBytes = (p: Params): number =>
+  (p.BK * (p.BM + 4 * p.PAD) + p.BK * p.BN) * F32;
