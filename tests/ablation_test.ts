@@ -1,11 +1,18 @@
-/** The ablation probe reader: the committed H200 probe taken apart, and what it refuses. */
+/**
+ * Notebook 11's ablation: the committed data file taken stage by stage, the lab's extractor
+ * that writes it (and what it refuses), and that the file is what the extractor makes of the
+ * committed probe.
+ */
 import assert from "node:assert/strict";
-import { ablationFromProbe, loadAblation } from "../lib/ablation.ts";
+import { loadAblation } from "../lib/ablation.ts";
+import { ablationFile, ablationFromProbe, type ProbeFile } from "../lab/extract_ablation.ts";
 
-const FILE = "nvidia-h200-2026-11-23-run22-ablate.json";
+const DEVICE = "nvidia-h200";
+const CONFIG = "128x256x16 TN16";
+const PROBE = new URL("../lab/probes/nvidia-h200-2026-11-23-run22-ablate.json", import.meta.url);
 
-Deno.test("ablation: the committed probe, stage by stage", async () => {
-  const a = await loadAblation(FILE, "128x256x16 TN16");
+Deno.test("ablation: the committed data file, stage by stage", async () => {
+  const a = await loadAblation(DEVICE, CONFIG);
   assert.equal(a.device, "NVIDIA H200");
   assert.equal(a.shape, "4096");
   assert.equal(a.stages.length, 5);
@@ -18,6 +25,15 @@ Deno.test("ablation: the committed probe, stage by stage", async () => {
   assert.ok(a.validated.relErr < 1e-4);
   assert.ok(Math.abs(a.validated.gflops / a.stages[0].gflopsEquivalent - 1) < 0.02);
   assert.ok(a.cublasGflops! > a.stages[4].gflopsEquivalent);
+  await assert.rejects(loadAblation(DEVICE, "nope"), /no ablation of nope/);
+});
+
+Deno.test("ablation: the data file is the extractor's output for the committed probe", async () => {
+  const probe = JSON.parse(await Deno.readTextFile(PROBE)) as ProbeFile;
+  const file = JSON.parse(
+    await Deno.readTextFile(new URL(`../data/ablation/${DEVICE}.json`, import.meta.url)),
+  );
+  assert.deepEqual(file, JSON.parse(JSON.stringify(ablationFile(probe, [CONFIG]))));
 });
 
 Deno.test("ablation: refuses a configuration without a validated whole kernel", () => {

@@ -1,16 +1,17 @@
 /**
- * Where the time goes: an ablation probe of the GPU host, taken apart stage by stage.
+ * Where the time goes: the GPU host's ablation of the autotuned kernel, stage by stage.
  */
 import { type Ablation, loadAblation } from "../ablation.ts";
 import { fmt, showNote, showTable } from "./format.ts";
 
 /**
- * Show one configuration of an ablation probe (data/probes/): the time with each stage of the
+ * Show one configuration of a device's ablation (data/ablation/<device>.json): the time with
+ * each stage of the
  * tile loop taken out on top of the ones above, what each stage costs, and how the loop with
  * only its multiply-adds left compares with cuBLAS measured in the same run.
  */
-export async function showAblation(file: string, config: string): Promise<Ablation> {
-  const a = await loadAblation(file, config);
+export async function showAblation(device: string, config: string): Promise<Ablation> {
+  const a = await loadAblation(device, config);
   const whole = a.stages[0].ms;
   await showTable(
     [
@@ -27,9 +28,9 @@ export async function showAblation(file: string, config: string): Promise<Ablati
       s.costMs === undefined ? undefined : s.costMs * 1e3,
       s.costMs === undefined ? undefined : (100 * s.costMs) / whole,
     ]),
-    `11 ${config} at ${a.shape}, ${a.device}, ${a.started.slice(0, 16)}Z` +
-      `${a.commit ? `, commit ${a.commit.slice(0, 7)}` : ""} (data/probes/` +
-      `${file.replace(/^.*\//, "")}); median GPU time of each variant`,
+    `autotune ${config} at ${a.shape}, ${a.device}, ${a.started.slice(0, 16)}Z` +
+      `${a.commit ? `, commit ${a.commit.slice(0, 7)}` : ""} (data/ablation/${device}.json); ` +
+      "median GPU time of each variant",
   );
   const last = a.stages.at(-1)!;
   const ofCublas = (g: number) => a.cublasGflops ? ` (${fmt(g / a.cublasGflops)} of cuBLAS)` : "";

@@ -8,7 +8,7 @@
  *   live.ts      live validated-and-timed runs and the gap to the model's bound
  *   recorded.ts  the committed GPU-host record beside the live numbers
  *   tuning.ts    live and recorded autotuning searches
- *   ablation.ts  the GPU host's ablation probe, stage by stage
+ *   ablation.ts  the GPU host's ablation of the autotuned kernel, stage by stage
  *   lessons/     one module per demonstration a notebook runs
  */
 export * from "./jupyter.ts";

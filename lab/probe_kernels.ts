@@ -1,19 +1,17 @@
 /**
- * Device probe for the kernel ladder. Validates (float64 reference) and times with GPU
- * timestamps; cuBLAS in the same run when it is there. Imports only lib/ (the GPU host has no
- * package registry).
+ * Device probe for the kernel ladder (lab: not part of the product). Validates (float64
+ * reference) and times with GPU timestamps; cuBLAS in the same run when it is there. Imports
+ * only lib/ (the GPU host has no package registry). lab/README.md says what each mode found.
  *
- *   deno run -A tools/probe_kernels.ts --out DIR [--quick] [--ladder]
+ *   deno run -A lab/probe_kernels.ts --out DIR [--quick] [--ladder] [MODE]
  *
- * Default (round 3): 11's two load paths (vec4 with padding, scalar without) and the one it
- * picks per shape, on 4096, 8192 and the odd/aligned shape pairs, then the occupancy of the
- * fast kernels (resident workgroups, counted by the kernels themselves). --padding instead takes
- * the cost of a padding copy apart at 1000x3000x777; --odd runs steps 06..11 on the odd shapes
- * and their aligned neighbours, with and without edge strips; --parts times each dispatch of
- * a product alone (padding copies, tiles, edge strips). Rounds 1 and 2 are in
- * git history and kernels/NOTES.md. --ladder adds every step at 4096 first. Writes
- * DIR/probe.json (every result) and DIR/occupancy.json, and prints a table last. --quick uses
- * small sizes (a dry run on the software adapter).
+ * MODE: none: the occupancy of the fast kernels (resident workgroups, counted by the kernels
+ * themselves); --padding: the cost of a padding copy taken apart at 1000x3000x777; --odd: the
+ * steps with edge strips on the odd shapes and their aligned neighbours, with and without
+ * strips; --parts: each dispatch of a product alone (padding copies, tiles, edge strips);
+ * --ablate: autotune validated, then timed with stages of its tile loop left out. --ladder adds
+ * every step at 4096 first. Writes DIR/probe.json (every result) and DIR/occupancy.json, and
+ * prints a table last. --quick uses small sizes (a dry run on the software adapter).
  */
 import { acquireGpu, compileWgsl, deviceSlug, loadKernelSource, readBuffer } from "../lib/gpu.ts";
 import { type Shape, shapeLabel } from "../lib/matrix.ts";
@@ -54,7 +52,11 @@ const save = () =>
     JSON.stringify({ device: gpu.summary, started, commit, rows }, null, 1),
   );
 
-const kernel = (id: string): KernelSpec => findKernel(id)!;
+const kernel = (name: string): KernelSpec => {
+  const spec = findKernel(name);
+  if (!spec) throw new Error(`no kernel ${name}`);
+  return spec;
+};
 const square = (n: number): Shape => ({ m: n, k: n, n });
 const big = quick ? 256 : 4096;
 const bigger = quick ? 384 : 8192;
@@ -174,7 +176,7 @@ async function kernelOccupancy(
   const at = open.index + open[0].length;
   const close = source.lastIndexOf("}");
   const code = source.slice(0, at) + `\n  ${ENTER}` + source.slice(at, close) + `  ${LEAVE}\n}\n` +
-    counterBinding(0, spec.scalarViews ? 6 : 4);
+    counterBinding(0, 4);
   const al = spec.align(params);
   const up = (x: number, to: number) => Math.ceil(x / to) * to;
   const [m, k, n] = [up(shape.m, al.m), up(shape.k, al.k), up(shape.n, al.n)];
@@ -186,7 +188,7 @@ async function kernelOccupancy(
   });
   gpu.device.queue.writeBuffer(dims, 0, new Uint32Array([m, k, n, shape.n]));
   const [a, b] = [storage(m * k), storage(k * n)];
-  const buffers = [a, b, storage(shape.m * shape.n), dims, ...(spec.scalarViews ? [a, b] : [])];
+  const buffers = [a, b, storage(shape.m * shape.n), dims];
   const grid = spec.dispatch({ m, k, n }, params);
   const concurrent = await residentMax(code, params, buffers, grid);
   new Set(buffers).forEach((x) => x.destroy());
@@ -231,7 +233,7 @@ fn empty() {}
 `;
 
 async function paddingCosts(shape: Shape) {
-  const spec = kernel("11_autotune");
+  const spec = kernel("autotune");
   const params = kernelParams(gpu, spec);
   const gemm = await prepareKernel(gpu, spec, params);
   const np = Math.ceil(shape.n / 4) * 4;
@@ -261,8 +263,6 @@ async function paddingCosts(shape: Shape) {
     bPadded,
     c,
     uniformOf([shape.m, shape.k, np, shape.n]),
-    a,
-    bPadded,
   ]);
   const gemmGrid = spec.dispatch({ ...shape, n: np }, params);
   const util = await compileWgsl(gpu, await loadKernelSource("util.wgsl"), "util.wgsl");
@@ -340,18 +340,18 @@ for (const shape of args.includes("--ablate") ? [square(big)] : distinct) {
 if (args.includes("--ladder")) {
   for (
     const id of [
-      "02_naive",
-      "03_coalesce",
-      "04_tiled",
-      "05_blocktile_1d",
-      "06_blocktile_2d",
-      "06_blocktile_2d_local_array",
-      "07_vectorize",
-      "08_bank_conflicts",
-      "09_subgroup_tiling",
-      "10_double_buffer",
-      "12_f16",
-      "12_f16_storage",
+      "naive",
+      "coalesce",
+      "tiled",
+      "blocktile_1d",
+      "blocktile_2d",
+      "blocktile_2d_local_array",
+      "vectorize",
+      "bank_conflicts",
+      "subgroup_tiling",
+      "double_buffer",
+      "f16",
+      "f16_storage",
     ]
   ) await probe(id, square(big));
 }
@@ -367,14 +367,14 @@ if (args.includes("--padding")) {
 // edge strips switched off where they apply: 4097 (one row and column past the tiles) and a
 // remainder of 8, the widest a strip takes.
 if (args.includes("--odd")) {
-  const ids = ["06_blocktile_2d", "07_vectorize", "08_bank_conflicts", "09_subgroup_tiling"];
+  const ids = ["blocktile_2d", "vectorize", "bank_conflicts", "subgroup_tiling"];
   const eight = square(big + 8);
   const wanted = new Set([square(big), ...oddPairs.flat()].map(shapeLabel));
   const oddShapes = distinct.filter((s) => wanted.has(shapeLabel(s)));
-  for (const id of [...ids, "10_double_buffer", "11_autotune"]) {
+  for (const id of [...ids, "double_buffer", "autotune"]) {
     for (const shape of oddShapes) await probe(id, shape);
     await probe(id, square(big + 1), undefined, `${id} no strips`, false);
-    if (id === "08_bank_conflicts" || id === "10_double_buffer") {
+    if (id === "bank_conflicts" || id === "double_buffer") {
       await probe(id, eight);
       await probe(id, eight, undefined, `${id} no strips`, false);
     }
@@ -439,11 +439,11 @@ async function copyTimes(rows: number, cols: number, to: number) {
 
 if (args.includes("--parts")) {
   await copyTimes(big + 1, big + 1, big + 32);
-  for (const id of ["08_bank_conflicts", "10_double_buffer"]) {
+  for (const id of ["bank_conflicts", "double_buffer"]) {
     await stepTimes(id, square(big + 1));
     await stepTimes(id, square(big));
   }
-  await stepTimes("10_double_buffer", oddPairs[2][0]);
+  await stepTimes("double_buffer", oddPairs[2][0]);
 }
 
 /**
@@ -453,9 +453,6 @@ if (args.includes("--parts")) {
  * of the tile loop; bit 8 reads each tile's fragments once instead of per k step (the loads
  * become loop-invariant, so the multiply-adds run from registers). Only bit 0 computes C.
  */
-/** A source-to-source edit of 11 (round 7's variants). */
-type Variant = (code: string) => string;
-
 const ABLATION_PARTS: [number, string][] = [
   [0, "whole kernel"],
   [1, "no global loads"],
@@ -467,9 +464,10 @@ const ABLATION_PARTS: [number, string][] = [
 ];
 
 async function ablatedSource(): Promise<string> {
-  let code = await loadKernelSource("11_autotune.wgsl");
+  const file = kernel("autotune").file;
+  let code = await loadKernelSource(file);
   const edit = (from: string, to: string) => {
-    if (!code.includes(from)) throw new Error(`ablation: "${from}" not in 11_autotune.wgsl`);
+    if (!code.includes(from)) throw new Error(`ablation: "${from}" not in ${file}`);
     code = code.replace(from, to);
   };
   code = "override ABLATE: u32 = 0u;\n" + code;
@@ -497,12 +495,12 @@ async function ablatedSource(): Promise<string> {
 }
 
 async function ablations(configs: [string, Params][], shape: Shape) {
-  const spec = kernel("11_autotune");
+  const spec = kernel("autotune");
   const module = await compileWgsl(gpu, await ablatedSource(), "11 ablated");
   const a = randomMatrix(shape.m, shape.k);
   const b = randomMatrix(shape.k, shape.n);
   for (const [name, base] of configs) {
-    const params = { ...kernelParams(gpu, spec, base, shape), VEC4_LOADS: 1 };
+    const params = kernelParams(gpu, spec, base, shape);
     for (const [bits, what] of ABLATION_PARTS) {
       const pipeline = await gpu.device.createComputePipelineAsync({
         layout: "auto",
@@ -520,102 +518,22 @@ async function ablations(configs: [string, Params][], shape: Shape) {
   }
 }
 
-const CHECKED_A =
-  "return select(vec4<f32>(0.0), A[(gr * dims.K + gk) / 4u], gr < dims.M && gk < dims.K);";
-const CHECKED_B =
-  "return select(vec4<f32>(0.0), B[(gk * dims.N + gn) / 4u], gk < dims.K && gn < dims.N);";
-
-/** 11's vec4 loads with their bounds checks rewritten: `a` and `b` replace the two returns. */
-const loadsAs = (a: string, b: string): Variant => (code) => {
-  if (!code.includes(CHECKED_A) || !code.includes(CHECKED_B)) {
-    throw new Error("load variant: the checked loads are not in 11");
-  }
-  return code.replace(CHECKED_A, a).replace(CHECKED_B, b);
-};
-
-/** No bounds check at all: right only when every tile is whole. */
-const uncheckedLoads = loadsAs(
-  "return A[(gr * dims.K + gk) / 4u];",
-  "return B[(gk * dims.N + gn) / 4u];",
-);
-
-/** Out-of-bounds loads read the buffer's last vec4 (which a runner would keep zero). */
-const addressSelect = loadsAs(
-  "return A[select(arrayLength(&A) - 1u, (gr * dims.K + gk) / 4u, gr < dims.M && gk < dims.K)];",
-  "return B[select(arrayLength(&B) - 1u, (gk * dims.N + gn) / 4u, gk < dims.K && gn < dims.N)];",
-);
-
-/** Only K checked (rows past M and columns past N would be clamped, their results unstored). */
-const kOnlySelect = loadsAs(
-  "return select(vec4<f32>(0.0), A[(gr * dims.K + gk) / 4u], gk < dims.K);",
-  "return select(vec4<f32>(0.0), B[(gk * dims.N + gn) / 4u], gk < dims.K);",
-);
-
-const kOnlyAddress = loadsAs(
-  "return A[select(arrayLength(&A) - 1u, (gr * dims.K + gk) / 4u, gk < dims.K)];",
-  "return B[select(arrayLength(&B) - 1u, (gk * dims.N + gn) / 4u, gk < dims.K)];",
-);
-
-/**
- * --variants (round 7): 11 rewritten at the source, each validated and timed whole through a
- * temporary kernel file.
- */
-async function variants(configs: [string, Params][], shape: Shape) {
-  const list: [string, Variant][] = [
-    ["as is", (c) => c],
-    ["unchecked loads", uncheckedLoads],
-    ["address select", addressSelect],
-    ["K-only select", kOnlySelect],
-    ["K-only address select", kOnlyAddress],
-  ];
-  for (const [vname, variant] of list) {
-    const file = `_probe_variant_${list.findIndex(([n]) => n === vname)}.wgsl`;
-    const path = new URL(`../kernels/${file}`, import.meta.url);
-    await Deno.writeTextFile(path, variant(await loadKernelSource("11_autotune.wgsl")));
-    try {
-      const spec = { ...kernel("11_autotune"), file };
-      for (const [label, params] of configs) {
-        await probe(spec, shape, params, `11 ${label} ${vname}`);
-      }
-    } finally {
-      await Deno.remove(path);
-    }
-  }
-}
-
-// --loads (round 7): 11's two load paths at the parameters the bench picks per shape, after the
-// bounds checks moved to the load address.
-if (args.includes("--loads")) {
-  const spec = kernel("11_autotune");
-  for (const shape of [rectOdd, oddPairs[2][1], square(big + 1)]) {
-    for (const vec4 of [0, 1]) {
-      const params = { ...kernelParams(gpu, spec, undefined, shape), VEC4_LOADS: vec4 };
-      await probe(spec, shape, params, `11 ${vec4 ? "vec4" : "scalar"} loads`);
-    }
-  }
-  Deno.exit(0);
-}
-
 const occupancy: { label: string; params: Params; concurrent: number; workgroups: number }[] = [];
 if (args.includes("--ablate")) {
   const shape = square(big);
   const fastest = { BM: 128, BN: 256, BK: 16, PAD: 0, TN: 16, GROUP_M: 8 };
   const square8 = { BM: 128, BN: 128, BK: 8, PAD: 0, TN: 8, GROUP_M: 8 };
-  const spec = kernel("11_autotune");
+  const spec = kernel("autotune");
   // Round 6: each configuration validated whole, then timed with stages of its tile loop left out.
   const candidates: [string, Params][] = [
     ["128x256x16 TN16", fastest],
     ["128x128x8 TN8", square8],
   ];
-  if (args.includes("--variants")) {
-    await variants(candidates, shape);
-  } else {
-    for (const [label, params] of candidates) await probe(spec, shape, params, `11 ${label}`);
-    await ablations(candidates, shape);
-  }
+  for (const [label, params] of candidates) await probe(spec, shape, params, `11 ${label}`);
+  await ablations(candidates, shape);
   for (const [label, params] of candidates) {
     try {
-      const full = { ...kernelParams(gpu, spec, params, shape), VEC4_LOADS: 1 };
+      const full = kernelParams(gpu, spec, params, shape);
       const [concurrent, workgroups] = await kernelOccupancy(spec, full, shape);
       occupancy.push({ label, params: full, concurrent, workgroups });
     } catch (e) {
@@ -623,16 +541,9 @@ if (args.includes("--ablate")) {
     }
   }
 } else if (!args.includes("--odd") && !args.includes("--parts")) {
-  // 1. 11's two load paths: the one it picks per shape, then each forced, on every shape.
-  const tuned = kernel("11_autotune");
+  const tuned = kernel("autotune");
   const tunedParams = kernelParams(gpu, tuned);
-  for (const shape of distinct) {
-    await probe(tuned, shape, tunedParams, "11 (path picked per shape)");
-    await probe(tuned, shape, { ...tunedParams, VEC4_LOADS: 1 }, "11 vec4 loads");
-    await probe(tuned, shape, { ...tunedParams, VEC4_LOADS: 0 }, "11 scalar loads");
-  }
-
-  // 2. Occupancy: workgroups resident at once, counted by the kernels themselves. Two empty
+  // Occupancy: workgroups resident at once, counted by the kernels themselves. Two empty
   // kernels calibrate the count (an H100/H200 SM holds 2048 invocations: 2 workgroups of 1024
   // or 16 of 128 per SM).
 
@@ -646,13 +557,12 @@ if (args.includes("--ablate")) {
     });
   }
   const occupancyConfigs: [string, KernelSpec, Params][] = [
-    ["10 default 128x128x8", kernel("10_double_buffer"), kernel("10_double_buffer").params],
-    ["10 128x128x16 (cliff)", kernel("10_double_buffer"), {
-      ...kernel("10_double_buffer").params,
+    ["10 default 128x128x8", kernel("double_buffer"), kernel("double_buffer").params],
+    ["10 128x128x16 (cliff)", kernel("double_buffer"), {
+      ...kernel("double_buffer").params,
       BK: 16,
     }],
-    ["11 tuned, vec4 loads", tuned, { ...tunedParams, VEC4_LOADS: 1 }],
-    ["11 tuned, scalar loads", tuned, { ...tunedParams, VEC4_LOADS: 0 }],
+    ["11 tuned", tuned, tunedParams],
   ];
   for (const [label, spec, params] of occupancyConfigs) {
     try {
