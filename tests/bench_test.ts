@@ -32,10 +32,12 @@ import {
   type RunRecord,
   writeRecord,
 } from "../lib/record.ts";
-import { KERNELS, naive } from "../lib/registry.ts";
+import { findKernel, KERNELS } from "../lib/registry.ts";
 import { chooseRecord, MANIFEST, removeStale } from "../tools/export.ts";
 import { fuzz, parseFuzzArgs } from "../tools/fuzz.ts";
 import { replaceSection, resultsSection } from "../tools/results_table.ts";
+
+const naive = findKernel("naive")!;
 
 const gpuTest = { sanitizeResources: false, sanitizeOps: false };
 

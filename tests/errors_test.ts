@@ -16,7 +16,7 @@ import {
 } from "../lib/errors.ts";
 import { acquireGpu, compileWgsl, type Gpu } from "../lib/gpu.ts";
 import { randomMatrix, type Shape } from "../lib/matrix.ts";
-import { type KernelSpec, naive } from "../lib/registry.ts";
+import { findKernel, type KernelSpec } from "../lib/registry.ts";
 import {
   BoundProblem,
   checkBufferFits,
@@ -24,6 +24,8 @@ import {
   prepareKernel,
   runKernel,
 } from "../lib/runner.ts";
+
+const naive = findKernel("naive")!;
 
 const gpuTest = { sanitizeResources: false, sanitizeOps: false };
 let shared: Gpu | undefined;

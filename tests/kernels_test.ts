@@ -6,13 +6,19 @@
  * Sizes stay small: lavapipe is slow.
  */
 import assert from "node:assert/strict";
-import { autotune, saveTuning, spacePoints } from "../lib/autotune.ts";
-import { acquireGpu, type DeviceSummary, loadKernelSource } from "../lib/gpu.ts";
+import { autotune, spacePoints } from "../lib/autotune.ts";
+import { acquireGpu, type DeviceSummary, type Gpu, loadKernelSource } from "../lib/gpu.ts";
 import { flops, freshSeed, randomMatrix, rng, type Shape } from "../lib/matrix.ts";
 import { findKernel, KERNELS, type KernelSpec } from "../lib/registry.ts";
 import { edgePlan, STRIP_WIDTH } from "../lib/kernels/cost.ts";
 import { BoundProblem, kernelParams, prepareKernel, runKernel } from "../lib/runner.ts";
-import { loadTuning, tunedParams, type TuningRecord, tuningUrl } from "../lib/tuning.ts";
+import {
+  loadTuning,
+  saveTuning,
+  tunedParams,
+  type TuningRecord,
+  tuningUrl,
+} from "../lib/tuning.ts";
 
 const gpuTest = { sanitizeResources: false, sanitizeOps: false };
 const gpu = await acquireGpu();
@@ -84,7 +90,7 @@ Deno.test(
 );
 
 Deno.test("f16 kernels: within their own tolerance, and really f16", gpuTest, async () => {
-  for (const id of ["12_f16", "12_f16_storage"]) {
+  for (const id of ["f16", "f16_storage"]) {
     const spec = findKernel(id)!;
     for (const shape of [{ m: 200, k: 300, n: 150 }, { m: 33, k: 517, n: 7 }]) {
       const r = await runKernel(gpu, spec, shape, { skipTiming: true });
@@ -96,14 +102,14 @@ Deno.test("f16 kernels: within their own tolerance, and really f16", gpuTest, as
 });
 
 Deno.test("demo: the local-array 2D blocktile computes the same result", gpuTest, async () => {
-  await assertCorrect(findKernel("06_blocktile_2d_local_array")!, { m: 131, k: 70, n: 129 });
+  await assertCorrect(findKernel("blocktile_2d_local_array")!, { m: 131, k: 70, n: 129 });
 });
 
 // lavapipe runs a workgroup's invocations in chunks of 8 that take turns at barriers, so with a
 // barrier missing some chunks read tiles that others have not written yet (RAW) or have already
 // overwritten (WAR). In every run here the race showed up, given K spans several tiles and a
 // tile spans several chunks.
-for (const id of ["04_tiled_no_raw_barrier", "04_tiled_no_war_barrier"]) {
+for (const id of ["tiled_no_raw_barrier", "tiled_no_war_barrier"]) {
   Deno.test(`demo ${id}: the validation catches the race`, gpuTest, async () => {
     const spec = findKernel(id)!;
     assert.equal(spec.demo, true);
@@ -117,7 +123,7 @@ for (const id of ["04_tiled_no_raw_barrier", "04_tiled_no_war_barrier"]) {
 }
 
 Deno.test("a deliberately wrong kernel is caught by validation", gpuTest, async () => {
-  const vec4 = findKernel("07_vectorize")!;
+  const vec4 = findKernel("vectorize")!;
   // Claims it handles any K and N, but reads vec4 rows: misaligned rows give wrong sums.
   const misaligned: KernelSpec = {
     ...vec4,
@@ -152,6 +158,10 @@ Deno.test("registry: ids, files, every param an override, grids cover the shape"
     assert.ok(!ids.has(spec.id), `duplicate id ${spec.id}`);
     ids.add(spec.id);
     assert.equal(spec.id, `${String(spec.number).padStart(2, "0")}_${spec.name}`);
+    // A step's WGSL lives in its own folder, kernels/NN_name/ (a variant's in its step's).
+    assert.match(spec.file, new RegExp(`^${String(spec.number).padStart(2, "0")}_[a-z0-9_]+/`));
+    assert.equal(findKernel(spec.name), spec, `${spec.name} is found by name`);
+    assert.equal(findKernel(spec.id), spec, `${spec.id} is found by id`);
     const code = await loadKernelSource(spec.file);
     const keys = new Set([
       ...Object.keys(spec.params),
@@ -202,7 +212,14 @@ Deno.test(
   gpuTest,
   async () => {
     const withStrips = ladder.filter((s) => s.edgeStrips);
-    assert.deepEqual(withStrips.map((s) => s.number), [6, 7, 8, 9, 10, 11]);
+    assert.deepEqual(withStrips.map((s) => s.name), [
+      "blocktile_2d",
+      "vectorize",
+      "bank_conflicts",
+      "subgroup_tiling",
+      "double_buffer",
+      "autotune",
+    ]);
     // Strips of 1 and 8 rows, a right strip only, a shape covered by strips alone, K over
     // several of the strip kernel's chunks.
     const cases: Shape[] = [
@@ -225,7 +242,7 @@ Deno.test(
         }
       }
     }
-    const spec = findKernel("08_bank_conflicts")!;
+    const spec = findKernel("bank_conflicts")!;
     const shape = { m: 129, k: 45, n: 131 };
     const problem = await BoundProblem.create(
       gpu,
@@ -239,34 +256,73 @@ Deno.test(
   },
 );
 
-Deno.test("11_autotune: device parameters layer between defaults and overrides", () => {
-  const spec = findKernel("11_autotune")!;
-  const fake: KernelSpec = { ...spec, deviceParams: () => ({ BK: 16 }) };
-  assert.deepEqual(kernelParams(gpu, fake), { ...spec.params, BK: 16 });
-  assert.deepEqual(kernelParams(gpu, fake, { BK: 8 }), { ...spec.params, BK: 8 });
+/** A saved search whose winner is `best` (and, at `shape`, fastest is `fastest`). */
+function savedSearch(
+  device: DeviceSummary,
+  best: Record<string, number>,
+  fastest = best,
+  kernel = "11_autotune",
+): TuningRecord {
+  const shape = { m: 4096, k: 4096, n: 4096 };
+  const trial = (params: Record<string, number>, gflops: number, score: number) => ({
+    params,
+    validated: true,
+    gflops,
+    score,
+  });
+  return {
+    schema: 1,
+    device,
+    date: new Date().toISOString(),
+    commit: "test",
+    shape,
+    shapes: [shape, { m: 1000, k: 3000, n: 777 }],
+    kernel,
+    space: {},
+    trials: [trial(fastest, 32000, 17000), trial(best, 31000, 21000)],
+    best: trial(best, 31000, 21000),
+  };
+}
+
+/** A made-up device, so saved tuning files never touch a real one's. */
+const testDevice = (): DeviceSummary => ({
+  ...gpu.summary,
+  description: `test device ${freshSeed()}`,
+});
+const onDevice = (device: DeviceSummary): Gpu => ({ ...gpu, summary: device });
+
+Deno.test("autotune: tuned parameters layer between defaults and overrides", async () => {
+  const spec = findKernel("autotune")!;
+  const device = testDevice();
+  const url = await saveTuning(savedSearch(device, { BK: 16 }));
+  try {
+    assert.deepEqual(kernelParams(onDevice(device), spec), { ...spec.params, BK: 16 });
+    assert.deepEqual(kernelParams(onDevice(device), spec, { BK: 8 }), { ...spec.params, BK: 8 });
+    const untuned = findKernel("double_buffer")!;
+    assert.deepEqual(kernelParams(onDevice(device), untuned), untuned.params);
+  } finally {
+    await Deno.remove(url);
+  }
 });
 
 Deno.test(
-  "11_autotune: both load paths are correct; vec4 unless asked",
+  "autotune: correct with 8 x 8 and 8 x 16 blocks; vec4 loads pad K and N",
   gpuTest,
   async () => {
-    const spec = findKernel("11_autotune")!;
+    const spec = findKernel("autotune")!;
     const odd = { m: 100, k: 300, n: 77 };
     const picked = kernelParams(gpu, spec, undefined, odd);
-    assert.equal(picked.VEC4_LOADS, 1);
     assert.deepEqual(spec.align(picked), { m: 1, n: 4, k: 4 }, "vec4 loads pad K and N");
-    const scalar = kernelParams(gpu, spec, { VEC4_LOADS: 0 }, odd);
-    assert.deepEqual(spec.align(scalar), { m: 1, n: 1, k: 1 }, "the scalar path needs no padding");
     const seed = freshSeed();
     for (const shape of shapes(seed, 4)) {
-      for (const VEC4_LOADS of [0, 1]) await assertCorrect(spec, shape, { VEC4_LOADS });
-      await assertCorrect(spec, shape, { VEC4_LOADS: 0, BM: 128, BN: 128, BK: 8, TN: 16, PAD: 0 });
+      await assertCorrect(spec, shape);
+      await assertCorrect(spec, shape, { BM: 128, BN: 128, BK: 8, TN: 16, PAD: 0 });
     }
   },
 );
 
 Deno.test("autotune: tiny space on the software adapter, saved and loaded", gpuTest, async () => {
-  const spec = findKernel("11_autotune")!;
+  const spec = findKernel("autotune")!;
   const space = { BM: [64], BN: [64, 128], BK: [8, 32], PAD: [1] };
   const record = await autotune(gpu, spec, { m: 70, k: 64, n: 130 }, {
     space,
@@ -283,13 +339,17 @@ Deno.test("autotune: tiny space on the software adapter, saved and loaded", gpuT
   assert.equal(spec.invalid?.(record.best.params), undefined);
 
   // Save under a made-up device name, read it back, remove it.
-  const device: DeviceSummary = { ...gpu.summary, description: `test device ${freshSeed()}` };
+  const device = testDevice();
   const url = await saveTuning({ ...record, device });
   try {
     assert.deepEqual(loadTuning(device)?.best.params, record.best.params);
-    assert.deepEqual(spec.deviceParams?.(device), record.best.params);
+    assert.deepEqual(tunedParams(device, spec.name), record.best.params);
     await saveTuning({ ...record, device, kernel: "10_double_buffer" });
-    assert.equal(spec.deviceParams?.(device), undefined, "another kernel's tuning must not apply");
+    assert.equal(
+      tunedParams(device, spec.name),
+      undefined,
+      "another kernel's tuning must not apply",
+    );
   } finally {
     await Deno.remove(url);
   }
@@ -298,38 +358,25 @@ Deno.test("autotune: tiny space on the software adapter, saved and loaded", gpuT
 });
 
 Deno.test("tuned parameters: the fastest point on grids as big as the search's, else the winner", async () => {
-  const device: DeviceSummary = { ...gpu.summary, description: `test device ${freshSeed()}` };
+  const device = testDevice();
   const big = { BM: 128, BN: 256, BK: 16, PAD: 0, TN: 16, GROUP_M: 8 };
   const robust = { BM: 64, BN: 128, BK: 8, PAD: 0, TN: 8, GROUP_M: 8 };
   const shape = { m: 4096, k: 4096, n: 4096 };
-  const trial = (params: Record<string, number>, gflops: number, score: number) => ({
-    params,
-    validated: true,
-    gflops,
-    score,
-  });
-  const record: TuningRecord = {
-    schema: 1,
-    device,
-    date: new Date().toISOString(),
-    commit: "test",
-    shape,
-    shapes: [shape, { m: 1000, k: 3000, n: 777 }],
-    kernel: "11_autotune",
-    space: {},
-    trials: [trial(big, 32000, 17000), trial(robust, 31000, 21000)],
-    best: trial(robust, 31000, 21000),
-  };
+  // Saved under the step's numbered id, as committed files are: looked up by name.
+  const record = savedSearch(device, robust, big, "11_autotune");
   const url = await saveTuning(record);
   try {
-    assert.deepEqual(tunedParams(device), robust, "no shape: the winner");
-    assert.deepEqual(tunedParams(device, "11_autotune", shape), big);
-    assert.deepEqual(tunedParams(device, "11_autotune", { m: 8192, k: 64, n: 8192 }), big);
-    assert.deepEqual(tunedParams(device, "11_autotune", { m: 4095, k: 4095, n: 4095 }), big);
-    assert.deepEqual(tunedParams(device, "11_autotune", { m: 2048, k: 2048, n: 2048 }), robust);
-    assert.deepEqual(tunedParams(device, "11_autotune", { m: 1000, k: 3000, n: 777 }), robust);
-    const spec = findKernel("11_autotune")!;
-    assert.deepEqual(spec.deviceParams?.(device, shape), big);
+    assert.deepEqual(tunedParams(device, "autotune"), robust, "no shape: the winner");
+    assert.deepEqual(tunedParams(device, "autotune", shape), big);
+    assert.deepEqual(tunedParams(device, "autotune", { m: 8192, k: 64, n: 8192 }), big);
+    assert.deepEqual(tunedParams(device, "autotune", { m: 4095, k: 4095, n: 4095 }), big);
+    assert.deepEqual(tunedParams(device, "autotune", { m: 2048, k: 2048, n: 2048 }), robust);
+    assert.deepEqual(tunedParams(device, "autotune", { m: 1000, k: 3000, n: 777 }), robust);
+    const spec = findKernel("autotune")!;
+    assert.deepEqual(kernelParams(onDevice(device), spec, undefined, shape), {
+      ...spec.params,
+      ...big,
+    });
   } finally {
     await Deno.remove(url);
   }
@@ -339,7 +386,7 @@ Deno.test(
   "autotune over several shapes: the shortlist's geometric mean picks the winner",
   gpuTest,
   async () => {
-    const spec = findKernel("11_autotune")!;
+    const spec = findKernel("autotune")!;
     const space = { BM: [32, 64], BN: [64, 128], BK: [8], PAD: [0] };
     const odd = { m: 37, k: 29, n: 71 };
     const record = await autotune(gpu, spec, { m: 64, k: 32, n: 128 }, {

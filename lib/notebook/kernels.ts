@@ -13,10 +13,10 @@ import type { Session } from "./session.ts";
 
 /** The registry entry for an id, name or number; throws a clear error for an unknown one. */
 export function kernel(key: string): KernelSpec {
-  const spec = findKernel(key) ?? KERNELS.find((s) => s.id === key);
+  const spec = findKernel(key);
   if (!spec) {
     throw new Error(
-      `no kernel "${key}" in the registry (known: ${KERNELS.map((s) => s.id).join(", ")})`,
+      `no kernel "${key}" in the registry (known: ${KERNELS.map((s) => s.name).join(", ")})`,
     );
   }
   return spec;

@@ -19,7 +19,7 @@ export interface LiveOptions {
   sizes?: number[];
   /** Explicit shapes instead of sizes (e.g. odd shapes). */
   shapes?: Shape[];
-  /** Tile parameters per kernel id. */
+  /** Tile parameters per kernel name. */
   params?: Record<string, Params>;
   /** Skip timing: validate only (for broken demo kernels and shape checks). */
   validateOnly?: boolean;
@@ -53,7 +53,7 @@ export async function runLive(
       );
       results.push(
         await runKernel(s.gpu, spec, shape, {
-          params: opts.params?.[spec.id],
+          params: opts.params?.[spec.name],
           skipTiming: opts.validateOnly,
           budgetMs: opts.budgetMs ?? defaultBudgetMs(s),
         }),

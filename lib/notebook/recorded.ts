@@ -8,6 +8,7 @@ import type { Ceilings, PeerResult, RunRecord } from "../record.ts";
 import { RECORD_SCHEMA } from "../record.ts";
 import { currentCommit, type KernelResult, newestRecord, RUNS_DIR } from "../record.ts";
 import { type Cell, showNote, showTable } from "./format.ts";
+import { stepName } from "../registry.ts";
 import { kernel } from "./kernels.ts";
 import { type Session, showCeilings } from "./session.ts";
 
@@ -109,7 +110,12 @@ export async function showRecorded(keys: string[], live: KernelResult[] = []): P
     return;
   }
   const { record, path } = found;
-  const recRows = record.results.filter((r) => ids.includes(r.kernel));
+  // Matched by step name, so a record from before a renumbering still shows (under today's id).
+  const idOf = new Map(keys.map((k) => [kernel(k).name, kernel(k).id]));
+  const recRows = record.results.flatMap((r) => {
+    const id = idOf.get(stepName(r.kernel));
+    return id ? [{ ...r, kernel: id }] : [];
+  });
   const recN = commonSize(recRows, ids);
   const recAt = recN ? gflopsAt(recRows, recN) : new Map<string, number>();
   const peersAt = recN ? gflopsAt(record.peers, recN) : new Map<string, number>();

@@ -5,7 +5,7 @@
 import { GemmError } from "../../errors.ts";
 import { type Shape, shapeLabel } from "../../matrix.ts";
 import { type EdgePlan, edgePlan, STRIP_WIDTH } from "../../kernels/cost.ts";
-import type { KernelSpec } from "../../registry.ts";
+import { type KernelSpec, stepName } from "../../registry.ts";
 import type { KernelResult } from "../../record.ts";
 import { kernelParams, runKernel } from "../../runner.ts";
 import { type Cell, fmt, showNote, showTable } from "../format.ts";
@@ -161,7 +161,8 @@ export async function showEdgeStrips(c: EdgeStripCheck): Promise<void> {
   const found = await recordedGpuRun();
   const at = (m: number) =>
     found?.record.results.find((r) =>
-      r.kernel === c.kernel && r.m === m && r.k === m && r.n === m && r.validated
+      stepName(r.kernel) === stepName(c.kernel) && r.m === m && r.k === m && r.n === m &&
+      r.validated
     );
   const [r4096, r4097] = [at(4096), at(4097)];
   if (!found || !r4096?.gflops || !r4097?.gflops) {

@@ -35,7 +35,7 @@ export async function measureSyncFloor(
   batch = 64,
 ): Promise<SyncFloor> {
   const shape = { m: n, k: n, n };
-  const spec = kernel("02_naive");
+  const spec = kernel("naive");
   const problem = await BoundProblem.create(
     gpu,
     await prepareKernel(gpu, spec),

@@ -58,7 +58,7 @@ export async function overrideWorkgroupCheck(
   gpu: Gpu,
   wg: number,
 ): Promise<{ pipelineError?: string; runnerError?: string }> {
-  const spec = kernel("02_naive");
+  const spec = kernel("naive");
   const { device } = gpu;
   const module = device.createShaderModule({ code: await loadKernelSource(spec.file) });
   device.pushErrorScope("validation");
