@@ -11,7 +11,6 @@ import { kernel, predict } from "../lib/notebook/kernels.ts";
 import { setRecordsDir, showRecorded, showRecordedCeilings } from "../lib/notebook/recorded.ts";
 import type { KernelResult, RunRecord } from "../lib/record.ts";
 import { subgroupAccesses } from "../lib/notebook/lessons/coalescing.ts";
-import { KERNELS } from "../lib/registry.ts";
 
 const root = new URL("../", import.meta.url);
 const RUNNER = new URL("tools/run_notebooks.py", root).pathname;
@@ -69,16 +68,6 @@ Deno.test("notebookModule: code cells in order, relative imports made absolute",
   assert.ok(module.indexOf("// --- cell 1 ---") < module.indexOf("// --- cell 2 ---"));
   assert.doesNotMatch(module, /# title/);
   assert.match(module, /export \{\};\n$/);
-});
-
-Deno.test("every notebook exists for every registered ladder kernel", async () => {
-  const names = new Set((await listNotebooks()).map((p) => p.split("/").at(-1)!.slice(0, -6)));
-  for (const spec of KERNELS.filter((s) => !s.demo)) {
-    assert.ok(names.has(spec.id), `no notebooks/${spec.id}.ipynb for kernel ${spec.id}`);
-  }
-  for (const name of ["00_setup", "01_cpu", "13_summary"]) {
-    assert.ok(names.has(name), `no notebooks/${name}.ipynb`);
-  }
 });
 
 Deno.test("the runner keeps late outputs: a quick notebook, 12 times, nothing lost", async () => {

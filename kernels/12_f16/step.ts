@@ -25,7 +25,7 @@ export const step: KernelSpec = {
   // Inputs and output rounded to f16 (unit roundoff 2^-11 ~ 4.9e-4) plus BK-long f16 partial
   // sums: measured 5.5e-4 to 6.9e-4 on the H200 at 4096 and 8192. Over a handful of outputs the
   // error norm has a heavy tail (a small ||C|| from cancellation divides it): at 1 x 257 x 3 on
-  // lavapipe, 150 seeds gave a median of 7.0e-4 and a maximum of 3.9e-3, and one test run 6.6e-3.
+  // lavapipe, 150 seeds gave a median of 7.0e-4 and a maximum of 3.9e-3, and one test saw 6.6e-3.
   // 1e-2 passes that tail; a wrong result is off by ~1 (or NaN).
   tolerance: 1e-2,
 };
