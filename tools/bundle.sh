@@ -10,6 +10,15 @@ set -eu
 cd "$(dirname "$0")/.."
 mkdir -p dist
 deno bundle --quiet --platform deno --output dist/bench.js lib/bench.ts
+# The bundler gives every module the bundle's import.meta.url; a step (kernels/NN_name/step.ts)
+# reads its id from its folder, so each step's code gets its own URL back (the bundle sits one
+# folder below the project root, as kernels/ does).
+awk '
+  /^\/\/ kernels\/[0-9][0-9]_[a-z0-9_]+\/step\.ts$/ { step = substr($0, 4); print; next }
+  /^\/\/ / { step = "" }
+  step != "" { gsub(/import\.meta\.url/, "new URL(\"../" step "\", import.meta.url).href") }
+  { print }
+' dist/bench.js >dist/bench.tmp && mv dist/bench.tmp dist/bench.js
 empty=$(mktemp -d)
 trap 'rm -rf "$empty"' EXIT
 offline="deno run --no-config --no-remote --no-npm --cached-only"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU host: build tools/cuda/port_11.cu, run it (validated, then timed, beside cuBLAS),
+# On the GPU host: build lab/cuda/port_11.cu, run it (validated, then timed, beside cuBLAS),
 # and keep the SASS of the kernels that compute C. Results go to $1 (default ./port_out).
 set -euo pipefail
 out=${1:-port_out}
