@@ -3,11 +3,11 @@
 // registers, one barrier per tile) or by the path WGSL takes to the GPU (naga's SPIR-V, then the
 // Vulkan driver's compiler)? Same tiles, same workgroup-memory layout (A transposed, B as is),
 // same thread mapping, same launch order; nvcc instead of naga + the driver. The ABLATE bits are
-// those of `tools/probe_kernels.ts --ablate`, so the two decompositions line up.
+// those of `lab/probe_kernels.ts --ablate`, so the two decompositions line up.
 //
 // Aligned sizes only (M % BM, N % BN, K % BK == 0): the port skips 11's edge handling.
-// Build and run on the GPU host (tools/cuda/run_port.sh does both and keeps the SASS):
-//   nvcc -O3 -arch=sm_90 -Xptxas -v -o port_11 tools/cuda/port_11.cu \
+// Build and run on the GPU host (lab/cuda/run_port.sh does both and keeps the SASS):
+//   nvcc -O3 -arch=sm_90 -Xptxas -v -o port_11 lab/cuda/port_11.cu \
 //     -L/usr/local/cuda-13.0/targets/x86_64-linux/lib -l:libcublas.so.13
 //   ./port_11 4096
 #include <cuda_runtime.h>
