@@ -37,7 +37,7 @@ import {
 } from "./record.ts";
 import type { KernelSpec } from "./registry.ts";
 import { checkBufferFits, kernelParams, runKernel } from "./runner.ts";
-import { isTuningOf, loadTuning, tuningUrl } from "./tuning.ts";
+import { loadTuning, tuningUrl } from "./tuning.ts";
 
 /** Error kinds that mean "cannot run here" (recorded as skipped), not "ran and was wrong". */
 const SKIP_KINDS = new Set(["feature", "limit"]);
@@ -225,19 +225,22 @@ async function tuning(
   log: (line: string) => void,
 ) {
   const tunable = args.kernels.filter((k) => k.space && k.deviceTuned);
-  const file = tuningUrl(gpu.summary).pathname.replace(/^.*\/(data\/)/, "$1");
+  const fileOf = (kernel: string) =>
+    tuningUrl(gpu.summary, kernel).pathname.replace(/^.*\/(data\/)/, "$1");
   if (!args.tune) {
-    const saved = loadTuning(gpu.summary);
-    if (tunable.length) {
+    for (const spec of tunable) {
+      const saved = loadTuning(gpu.summary, spec.name);
       record.notes.push(
         saved
-          ? `tuned parameters from ${file} (${saved.kernel}, searched ${saved.date.slice(0, 10)}` +
-            ` at commit ${saved.commit})`
-          : `no tuning saved for this device (${file}): tunable kernels use their defaults`,
+          ? `tuned parameters of ${spec.id} from ${fileOf(spec.name)} (searched ` +
+            `${saved.date.slice(0, 10)} at commit ${saved.commit})`
+          : `no tuning of ${spec.id} saved for this device (${
+            fileOf(spec.name)
+          }): it runs its defaults`,
       );
       // The search behind the parameters travels with the record (it carries its own date and
       // commit), so the autotune chart can be drawn from this run's record.
-      if (saved && tunable.some((k) => isTuningOf(saved, k.name))) record.tuning = [saved];
+      if (saved) (record.tuning ??= []).push(saved);
     }
     return;
   }
@@ -261,7 +264,7 @@ async function tuning(
     });
     results.push(t);
     record.notes.push(
-      `tuned ${spec.id} at ${size}: ${JSON.stringify(t.best.params)} saved to ${file}`,
+      `tuned ${spec.id} at ${size}: ${JSON.stringify(t.best.params)} saved to ${fileOf(spec.name)}`,
     );
   }
   record.tuning = results;

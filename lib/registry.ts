@@ -13,7 +13,8 @@ import * as bankConflicts from "../kernels/08_bank_conflicts/step.ts";
 import * as subgroupTiling from "../kernels/09_subgroup_tiling/step.ts";
 import * as doubleBuffer from "../kernels/10_double_buffer/step.ts";
 import * as autotune from "../kernels/11_autotune/step.ts";
-import * as f16 from "../kernels/12_f16/step.ts";
+import * as generated from "../kernels/12_generated/step.ts";
+import * as f16 from "../kernels/13_f16/step.ts";
 import { type KernelSpec, stepName } from "./kernels/spec.ts";
 
 export type { CostModel, KernelSpec, Params } from "./kernels/spec.ts";
@@ -35,6 +36,7 @@ export const KERNELS: KernelSpec[] = [
   subgroupTiling.step,
   doubleBuffer.step,
   autotune.step,
+  generated.step,
   f16.step,
   f16.storage,
 ];

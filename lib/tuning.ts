@@ -1,8 +1,8 @@
 /**
- * Per-device tuning files, data/tuning/<device-slug>.json: the one module that reads and writes
- * them. lib/autotune.ts saves its searches here; the runner asks for the tuned parameters of a
- * step (KernelSpec.deviceTuned) by the step's name, so files that key a kernel by an older
- * numbered id ("11_autotune") still apply after a renumbering.
+ * Tuning files, data/tuning/<device-slug>/<step-name>.json, one per device and tuned step: the
+ * one module that reads and writes them. lib/autotune.ts saves its searches here; the runner
+ * asks for the tuned parameters of a step (KernelSpec.deviceTuned) by the step's name, so a
+ * renumbering of the steps leaves the files where they are.
  */
 import { deviceSlug, type DeviceSummary } from "./gpu.ts";
 import { type Params, stepName } from "./kernels/spec.ts";
@@ -48,53 +48,61 @@ export interface TuningRecord {
   best: TuningTrial;
 }
 
-/** Where the tuning file of a device lives. */
-export function tuningUrl(device: DeviceSummary): URL {
-  return new URL(`../data/tuning/${deviceSlug(device)}.json`, import.meta.url);
+const TUNING_DIR = new URL("../data/tuning/", import.meta.url);
+
+/** Where the tuning file of a step (by name or id) on a device lives. */
+export function tuningUrl(device: DeviceSummary, kernel: string): URL {
+  return new URL(`${deviceSlug(device)}/${stepName(kernel)}.json`, TUNING_DIR);
 }
 
 /**
  * The tuning record for this device, or undefined when there is none or it may not be read
  * (no --allow-read), in which case callers use their defaults. A malformed file throws.
  */
-export function loadTuning(device: DeviceSummary): TuningRecord | undefined {
+export function loadTuning(device: DeviceSummary, kernel: string): TuningRecord | undefined {
+  const url = tuningUrl(device, kernel);
   let text: string;
   try {
-    text = Deno.readTextFileSync(tuningUrl(device));
+    text = Deno.readTextFileSync(url);
   } catch (e) {
     const denied = e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied;
     if (e instanceof Deno.errors.NotFound || denied) return undefined;
     throw e;
   }
   const record = JSON.parse(text) as TuningRecord;
-  if (!record?.best?.params) throw new Error(`${tuningUrl(device).pathname}: no best.params`);
+  if (!record?.best?.params) throw new Error(`${url.pathname}: no best.params`);
+  if (!isTuningOf(record, kernel)) {
+    throw new Error(`${url.pathname}: holds a search of ${record.kernel}, not of ${kernel}`);
+  }
   return record;
 }
 
-/** Write a tuning record to data/tuning/<device-slug>.json. */
+/** Write a tuning record to data/tuning/<device-slug>/<step-name>.json. */
 export async function saveTuning(record: TuningRecord): Promise<URL> {
-  const url = tuningUrl(record.device);
+  const url = tuningUrl(record.device, record.kernel);
   await Deno.mkdir(new URL(".", url), { recursive: true });
   await Deno.writeTextFile(url, JSON.stringify(record, null, 2) + "\n");
   return url;
 }
 
-/** The newest saved tuning search from a real GPU (data/tuning/*.json), if any. */
-export async function recordedTuning(): Promise<
+/** The newest saved tuning search of a step (by name or id) from a real GPU, if any. */
+export async function recordedTuning(kernel: string): Promise<
   { path: string; record: TuningRecord } | undefined
 > {
-  const dir = new URL("../data/tuning/", import.meta.url);
   const found: { path: string; record: TuningRecord }[] = [];
   try {
-    for await (const entry of Deno.readDir(dir)) {
-      if (!entry.isFile || !entry.name.endsWith(".json")) continue;
-      const url = new URL(entry.name, dir);
+    for await (const device of Deno.readDir(TUNING_DIR)) {
+      if (!device.isDirectory) continue;
+      const url = new URL(`${device.name}/${stepName(kernel)}.json`, TUNING_DIR);
+      let text: string;
       try {
-        const record = JSON.parse(await Deno.readTextFile(url)) as TuningRecord;
-        if (record?.trials && !record.device?.software) found.push({ path: url.pathname, record });
-      } catch {
-        // Not a tuning record.
+        text = await Deno.readTextFile(url);
+      } catch (e) {
+        if (e instanceof Deno.errors.NotFound) continue;
+        throw e;
       }
+      const record = JSON.parse(text) as TuningRecord;
+      if (record?.trials && !record.device?.software) found.push({ path: url.pathname, record });
     }
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
@@ -129,8 +137,8 @@ export function tunedParams(
   kernel: string,
   shape?: Shape,
 ): Params | undefined {
-  const record = loadTuning(device);
-  if (!record || !isTuningOf(record, kernel)) return undefined;
+  const record = loadTuning(device, kernel);
+  if (!record) return undefined;
   const fastest = fastestTrial(record);
   if (shape && fastest && tilesOf(shape, fastest.params) >= tilesOf(record.shape, fastest.params)) {
     return fastest.params;

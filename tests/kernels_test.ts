@@ -301,7 +301,7 @@ Deno.test("autotune: tuned parameters layer between defaults and overrides", asy
     const untuned = findKernel("double_buffer")!;
     assert.deepEqual(kernelParams(onDevice(device), untuned), untuned.params);
   } finally {
-    await Deno.remove(url);
+    await Deno.remove(new URL(".", url), { recursive: true });
   }
 });
 
@@ -342,19 +342,23 @@ Deno.test("autotune: tiny space on the software adapter, saved and loaded", gpuT
   const device = testDevice();
   const url = await saveTuning({ ...record, device });
   try {
-    assert.deepEqual(loadTuning(device)?.best.params, record.best.params);
+    assert.deepEqual(loadTuning(device, spec.name)?.best.params, record.best.params);
     assert.deepEqual(tunedParams(device, spec.name), record.best.params);
-    await saveTuning({ ...record, device, kernel: "10_double_buffer" });
-    assert.equal(
+    const other = { ...record, device, kernel: "10_double_buffer", best: record.trials[0] };
+    await saveTuning(other);
+    assert.deepEqual(
       tunedParams(device, spec.name),
-      undefined,
+      record.best.params,
       "another kernel's tuning must not apply",
     );
+    assert.deepEqual(tunedParams(device, "double_buffer"), other.best.params);
+    await Deno.writeTextFile(url, JSON.stringify(other));
+    assert.throws(() => loadTuning(device, spec.name), /holds a search of 10_double_buffer/);
   } finally {
-    await Deno.remove(url);
+    await Deno.remove(new URL(".", url), { recursive: true });
   }
-  assert.equal(loadTuning(device), undefined);
-  assert.equal(tuningUrl(device).pathname.endsWith(".json"), true);
+  assert.equal(loadTuning(device, spec.name), undefined);
+  assert.ok(tuningUrl(device, "11_autotune").pathname.endsWith("/autotune.json"));
 });
 
 Deno.test("tuned parameters: the fastest point on grids as big as the search's, else the winner", async () => {
@@ -378,7 +382,7 @@ Deno.test("tuned parameters: the fastest point on grids as big as the search's, 
       ...big,
     });
   } finally {
-    await Deno.remove(url);
+    await Deno.remove(new URL(".", url), { recursive: true });
   }
 });
 

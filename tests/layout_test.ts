@@ -29,9 +29,9 @@ const NOT_STEPS = /^(00_setup|01_cpu|\d\d_summary)$/;
 
 Deno.test("layout: every step has a folder and a notebook, every notebook a step", async () => {
   const steps = KERNELS.filter((s) => !s.demo).map((s) => s.id);
-  // A folder may hold a step still being written; once registered, it needs its notebook.
   const folders = await namesIn("kernels/", (n) => /^\d\d_/.test(n));
   for (const id of steps) assert.ok(folders.includes(id), `step ${id} has no kernels/${id}/`);
+  for (const f of folders) assert.ok(steps.includes(f), `kernels/${f}/ is not in lib/registry.ts`);
   const notebooks = (await namesIn("notebooks/", (n) => n.endsWith(".ipynb")))
     .map((n) => n.slice(0, -".ipynb".length));
   for (const id of steps) {

@@ -3,28 +3,40 @@
 # lib/ and the npm code (TF.js); the WGSL stays in kernels/, which the bundle reads at run time
 # as ../kernels/ relative to itself. Then checks that the bundle starts with an empty Deno cache
 # and no network; with --smoke it also runs it (64 x 64, this machine's adapter) that way.
-#   sh tools/bundle.sh [--smoke]
+# Other entry points (a lab probe, say) are bundled the same way to dist/<path with _>.js:
+#   sh tools/bundle.sh [--smoke] [lab/generated/probe.ts ...]
 # On the GPU host (project root, with dist/ and .offline/ carried along):
 #   source .offline/activate.sh && GEMM_COMMIT=<sha> bash tools/gpu_bench.sh
 set -eu
 cd "$(dirname "$0")/.."
 mkdir -p dist
-deno bundle --quiet --platform deno --output dist/bench.js lib/bench.ts
-# The bundler gives every module the bundle's import.meta.url; a step (kernels/NN_name/step.ts)
-# reads its id from its folder, so each step's code gets its own URL back (the bundle sits one
-# folder below the project root, as kernels/ does).
-awk '
-  /^\/\/ kernels\/[0-9][0-9]_[a-z0-9_]+\/step\.ts$/ { step = substr($0, 4); print; next }
-  /^\/\/ / { step = "" }
-  step != "" { gsub(/import\.meta\.url/, "new URL(\"../" step "\", import.meta.url).href") }
-  { print }
-' dist/bench.js >dist/bench.tmp && mv dist/bench.tmp dist/bench.js
+smoke=""
+if [ "${1:-}" = --smoke ]; then smoke=1; shift; fi
+
+# bundle ENTRY OUT. The bundler gives every module the bundle's import.meta.url; a step
+# (kernels/NN_name/step.ts) reads its id from its folder, so each step's code gets its own URL
+# back (the bundle sits one folder below the project root, as kernels/ does).
+bundle() {
+  deno bundle --quiet --platform deno --output "$2" "$1"
+  awk '
+    /^\/\/ kernels\/[0-9][0-9]_[a-z0-9_]+\/step\.ts$/ { step = substr($0, 4); print; next }
+    /^\/\/ / { step = "" }
+    step != "" { gsub(/import\.meta\.url/, "new URL(\"../" step "\", import.meta.url).href") }
+    { print }
+  ' "$2" >"$2.tmp" && mv "$2.tmp" "$2"
+}
+bundle lib/bench.ts dist/bench.js
+for entry in "$@"; do
+  out="dist/$(printf %s "$entry" | sed 's/\.ts$//; s|/|_|g').js"
+  bundle "$entry" "$out"
+  echo "bundle: $out" >&2
+done
 empty=$(mktemp -d)
 trap 'rm -rf "$empty"' EXIT
 offline="deno run --no-config --no-remote --no-npm --cached-only"
 DENO_DIR="$empty" $offline --allow-read=dist,kernels dist/bench.js --help >/dev/null
 echo "bundle: dist/bench.js ($(wc -c <dist/bench.js) bytes) starts with an empty cache, offline" >&2
-if [ "${1:-}" = --smoke ]; then
+if [ -n "$smoke" ]; then
   # No network at all when unshare can make a network namespace; otherwise only --cached-only.
   isolate=""
   if unshare -rn true 2>/dev/null; then isolate="unshare -rn"; fi
