@@ -3,7 +3,7 @@
  * configuration (data/transforms/<device>.json, for notebook 12), beside step 11 and cuBLAS,
  * then the autotuner's search of the generated kernel (data/tuning/<device>/generated.json).
  * Every row is validated against float64 before it is timed.
- *   deno run -A lab/generated/probe.ts [--no-search]      (OUT=<dir> for the files; GEMM_COMMIT)
+ *   deno run -A lab/generated/probe.ts [--no-search] [--sizes=4096,8192]   (OUT=<dir>; GEMM_COMMIT)
  */
 import { autotune } from "../../lib/autotune.ts";
 import { acquireGpu, deviceSlug } from "../../lib/gpu.ts";
@@ -23,7 +23,9 @@ const generated = findKernel("generated")!;
 const autotuned = findKernel("autotune")!;
 // Step 11's fastest point at 4096 on the H200: the configuration the transforms are measured at.
 const params = { BM: 128, BN: 256, BK: 16, TN: 16, PAD: 0, GROUP_M: 8, AHEAD: 0 };
-const shapes = [4096, 8192].map((n) => ({ m: n, k: n, n }));
+const sizesArg = Deno.args.find((a) => a.startsWith("--sizes="));
+const sizes = sizesArg ? sizesArg.slice("--sizes=".length).split(",").map(Number) : [4096, 8192];
+const shapes = sizes.map((n) => ({ m: n, k: n, n }));
 
 const record: TransformRecord = {
   schema: 1,

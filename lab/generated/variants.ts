@@ -1,0 +1,411 @@
+/**
+ * Lab copy of step 12's generator as it stood before the next-tile guard, with three extra
+ * switches measured by variants_probe.ts on an H200 (lab/probes/*-generated-variants.json):
+ * ORDER11 (11's order of fragment reads and multiply-adds), GUARD (the next tile's loads and
+ * stores only when there is a next tile; adopted: +11% at 128 x 256 x 16 TN 16, +8% at TN 8,
+ * -4% at 128 x 128 x 8), FOLD (buffer and k row folded into one array level).
+ */
+/**
+ * The WGSL of step 12, written out by TypeScript for one set of tile parameters.
+ *
+ * Step 11's kernel is one WGSL file with `override` constants: its k loop is a real loop and its
+ * workgroup tiles are flat arrays indexed by `buffer * TILE + p * ROW + column`. WebGPU keeps
+ * every shader memory-safe, so naga (the WGSL compiler inside Deno's and Firefox's WebGPU)
+ * clamps each dynamic index into a workgroup array, `min(i, length - 1)`, and bounds every loop
+ * with a counter. Inside 11's k loop both are dynamic, so every fragment read pays a clamp and
+ * every trip pays the counter. This generator hands the compiler constants instead:
+ *
+ * - the k loop of a tile is written out (`p` is a literal in each of the BK copies);
+ * - the tiles are nested arrays `[buffer][k row][vec4 column]`, so in the written-out loop the
+ *   buffer and the row are literals (no clamp) and only the column is dynamic, and it is the
+ *   same in every copy (its clamp is computed once, outside the loop);
+ * - the double-buffer loop handles two tiles per trip, so which buffer a tile reads is a literal.
+ *
+ * Everything else is 11's algorithm: each invocation owns 8 rows x TN columns of C in vec4
+ * registers, a 32-invocation subgroup owns a 32 x 8*TN block, the next tile's global loads are
+ * issued before the current tile's multiply-adds, bounds checks select the load's address (an
+ * element outside the matrix reads the zero vec4 the runner keeps after A and B), and C is
+ * written at its real size. The text is deterministic: the same parameters give the same text.
+ */
+
+/** The generator's parameters (the step's tile parameters). */
+export interface GeneratedParams {
+  /** Rows and columns of C per workgroup, and the depth of one k tile. */
+  BM: number;
+  BN: number;
+  BK: number;
+  /** Columns of C per invocation: 8 (two vec4s per row) or 16 (four). */
+  TN: number;
+  /** Extra vec4s at the end of each k row of the A tile (0 or 1). */
+  PAD: number;
+  /** Tile rows launched together, column by column, so tiles in flight share L2 lines (1 = off). */
+  GROUP_M: number;
+  /** 1: read the next k row's fragments before the current row's multiply-adds. */
+  AHEAD: number;
+  /**
+   * The three transforms, each 1 (on, the step's kernel) or 0 (off, to measure what it brings):
+   * UNROLL writes the k loop out (0 keeps a loop over a dynamic `p`), NESTED lays the tiles out
+   * as `[buffer][k row][column]` (0: flat arrays, `buffer * TILE + p * ROW + column`), and
+   * LITERAL_BUFFER handles two tiles per trip so the buffer is a literal (0: `t % 2`).
+   */
+  UNROLL: number;
+  NESTED: number;
+  LITERAL_BUFFER: number;
+  ORDER11?: number;
+  GUARD?: number;
+  FOLD?: number;
+}
+
+/** Every transform on: the step's kernel. */
+export const ALL_TRANSFORMS = { UNROLL: 1, NESTED: 1, LITERAL_BUFFER: 1 } as const;
+
+/** Rows of C per invocation: two vec4s of A, at row offsets 0 and 16 of the subgroup's block. */
+const ROWS = 8;
+
+export const invocations = (p: GeneratedParams) => (p.BM / ROWS) * (p.BN / p.TN);
+
+/** vec4 loads of A and of B that each invocation issues per k tile. */
+export function loadsPerInvocation(p: GeneratedParams): { a: number; b: number } {
+  const t = invocations(p);
+  return { a: (p.BM * p.BK) / 4 / t, b: (p.BK * p.BN) / 4 / t };
+}
+
+/** Why these parameters cannot be generated (undefined when they can). */
+export function whyInvalid(p: GeneratedParams): string | undefined {
+  const loads = loadsPerInvocation(p);
+  const rules: [boolean, string][] = [
+    [p.TN === 8 || p.TN === 16, "TN must be 8 or 16"],
+    [p.BK % 4 === 0 && p.BK >= 4, "BK must be a multiple of 4 (vec4 rows of A)"],
+    [p.BM % 32 === 0, "BM must be a multiple of 32 (one subgroup block is 32 rows)"],
+    [p.BN % (8 * p.TN) === 0, "BN must be a multiple of 8 * TN (one subgroup block's columns)"],
+    [
+      [loads.a, loads.b].every((l) => Number.isInteger(l) && l >= 1 && l <= 8),
+      "each invocation must load 1 to 8 whole vec4s of A and of B per tile",
+    ],
+    [invocations(p) <= 512, "at most 512 invocations (1024 leave 64 registers each on NVIDIA)"],
+    [p.PAD === 0 || p.PAD === 1, "PAD must be 0 or 1"],
+    [Number.isInteger(p.GROUP_M) && p.GROUP_M >= 1, "GROUP_M must be a whole number >= 1"],
+    [
+      [p.AHEAD, p.UNROLL, p.NESTED, p.LITERAL_BUFFER].every((v) => v === 0 || v === 1),
+      "AHEAD, UNROLL, NESTED and LITERAL_BUFFER must be 0 or 1",
+    ],
+    [p.UNROLL === 1 || p.AHEAD === 0, "AHEAD reorders the written-out loop: it needs UNROLL"],
+  ];
+  return rules.find(([ok]) => !ok)?.[1];
+}
+
+const cache = new Map<string, string>();
+export const variantKey = (p: GeneratedParams) => JSON.stringify(p);
+
+/** The kernel's WGSL for these parameters (cached: one text per parameter set). */
+export function generateWgsl(p: GeneratedParams): string {
+  const key = variantKey(p) + JSON.stringify([
+    p.BM,
+    p.BN,
+    p.BK,
+    p.TN,
+    p.PAD,
+    p.GROUP_M,
+    p.AHEAD,
+    p.UNROLL,
+    p.NESTED,
+    p.LITERAL_BUFFER,
+  ]);
+  let text = cache.get(key);
+  if (text === undefined) {
+    const why = whyInvalid(p);
+    if (why) throw new RangeError(`generated kernel ${key}: ${why}`);
+    text = emit(p);
+    cache.set(key, text);
+  }
+  return text;
+}
+
+/** A buffer index as WGSL: a literal gets its `u`. */
+const u = (i: Index) => typeof i === "number" ? `${i}u` : i;
+
+/** `n` copies of `line(i)`, joined as lines. */
+const lines = (n: number, line: (i: number) => string) =>
+  Array.from({ length: n }, (_, i) => line(i)).join("\n");
+
+/** A buffer or k row: a literal number, or a WGSL expression. */
+type Index = number | string;
+
+/** An expression in parentheses when it is more than a name. */
+const group = (e: string) => /^\w+$/.test(e) ? e : `(${e})`;
+
+/**
+ * Element `col` of k row `k` in buffer `buf` of tile `tile` ("As" or "Bs"). Nested tiles index
+ * each level; flat ones add the parts up, folding literal parts into one number.
+ */
+export function tileIndex(
+  p: GeneratedParams,
+  tile: "As" | "Bs",
+  buf: Index,
+  k: Index,
+  col: string,
+) {
+  if (p.NESTED && p.FOLD) {
+    const row = typeof buf === "number" && typeof k === "number"
+      ? `${buf * p.BK + k}`
+      : `${group(String(buf))} * ${p.BK}u + ${group(String(k))}`;
+    return `${tile}[${row}][${col}]`;
+  }
+  if (p.NESTED) return `${tile}[${buf}][${k}][${col}]`;
+  const row = tile === "As" ? p.BM / 4 + p.PAD : p.BN / 4;
+  const size = p.BK * row;
+  const literal = (typeof buf === "number" ? buf * size : 0) +
+    (typeof k === "number" ? k * row : 0);
+  const parts = [
+    ...(typeof buf === "string" ? [`${group(buf)} * ${size}u`] : []),
+    ...(typeof k === "string" ? [`${group(k)} * ${row}u`] : []),
+    ...(literal ? [`${literal}u`] : []),
+    col,
+  ];
+  return `${tile}[${parts.join(" + ")}]`;
+}
+
+/**
+ * The multiply-adds of one tile read from buffer `buf`: written out (BK copies, `k` a literal in
+ * each) or, without UNROLL, a loop over a dynamic `p`.
+ */
+export function tileBody(p: GeneratedParams, buf: Index, indent = "      "): string {
+  const vecs = p.TN / 4;
+  const read = (k: Index, tag: string, pad = indent) =>
+    [
+      `let a0${tag} = ${tileIndex(p, "As", buf, k, "a0At")};`,
+      `let a1${tag} = ${tileIndex(p, "As", buf, k, "a1At")};`,
+      ...Array.from(
+        { length: vecs },
+        (_, j) => `let b${j}${tag} = ${tileIndex(p, "Bs", buf, k, `b${j}At`)};`,
+      ),
+    ].map((s) => pad + s).join("\n");
+  const fma = (tag: string, pad = indent) =>
+    Array.from({ length: ROWS }, (_, r) => {
+      const a = `a${r >> 2}${tag}.${"xyzw"[r & 3]}`;
+      return pad + Array.from({ length: vecs }, (_, j) => `c${r}${j} += ${a} * b${j}${tag};`)
+        .join(" ");
+    }).join("\n");
+  if (!p.UNROLL) {
+    const inner = indent + "  ";
+    return [
+      `${indent}for (var p = 0u; p < ${p.BK}u; p++) {`,
+      read("p", "", inner),
+      fma("", inner),
+      `${indent}}`,
+    ].join("\n");
+  }
+  const out: string[] = [];
+  if (p.AHEAD) {
+    out.push(read(0, "_0"));
+    for (let k = 0; k < p.BK; k++) {
+      if (k + 1 < p.BK) out.push(read(k + 1, `_${k + 1}`));
+      out.push(fma(`_${k}`));
+    }
+  } else if (p.ORDER11 && vecs === 4) {
+    for (let k = 0; k < p.BK; k++) {
+      const t = `_${k}`;
+      out.push(indent + `let a0${t} = ${tileIndex(p, "As", buf, k, "a0At")};`);
+      out.push(indent + `let a1${t} = ${tileIndex(p, "As", buf, k, "a1At")};`);
+      for (const half of [[0, 1], [2, 3]]) {
+        for (const j of half) {
+          out.push(indent + `let b${j}${t} = ${tileIndex(p, "Bs", buf, k, `b${j}At`)};`);
+        }
+        for (let r = 0; r < ROWS; r++) {
+          const a = `a${r >> 2}${t}.${"xyzw"[r & 3]}`;
+          out.push(indent + half.map((j) => `c${r}${j} += ${a} * b${j}${t};`).join(" "));
+        }
+      }
+    }
+  } else {
+    for (let k = 0; k < p.BK; k++) out.push(read(k, `_${k}`), fma(`_${k}`));
+  }
+  return out.join("\n");
+}
+
+function emit(p: GeneratedParams): string {
+  const threads = invocations(p);
+  const loads = loadsPerInvocation(p);
+  const vecs = p.TN / 4;
+  const as = p.BM / 4 + p.PAD;
+  const bn4 = p.BN / 4;
+  const bk4 = p.BK / 4;
+  // Invocation t loads vec4 t + j * threads of each tile: rows advance by a constant per j.
+  const aRowStep = threads / bk4;
+  const bRowStep = threads / bn4;
+  const acc = lines(
+    ROWS,
+    (r) =>
+      "  " + Array.from({ length: vecs }, (_, j) => `var c${r}${j} = vec4<f32>(0.0);`).join(" "),
+  );
+  const half = (buf: Index, other: Index) =>
+    `    {
+      // Tile t + 1 into registers while tile t (buffer ${buf}) is multiplied.
+      let k1 = (t + 1u) * ${p.BK}u;
+      let hasNext = t + 1u < tiles;
+${lines(loads.a, (j) => `      var la${j}: vec4<f32>;`)}
+${lines(loads.b, (j) => `      var lb${j}: vec4<f32>;`)}
+      if (${p.GUARD ? "hasNext" : "true"}) {
+${lines(loads.a, (j) => `      la${j} = loadA(m0 + aRow + ${j * aRowStep}u, k1 + aCol);`)}
+${lines(loads.b, (j) => `      lb${j} = loadB(k1 + bRow + ${j * bRowStep}u, n0 + bCol);`)}
+      }
+      if (computes) {
+${tileBody(p, buf, "        ")}
+      }
+      if (${p.GUARD ? "hasNext" : "true"}) {
+${lines(loads.a, (j) => `      stashA(${u(other)}, aRow + ${j * aRowStep}u, aCol, la${j});`)}
+${
+      lines(
+        loads.b,
+        (j) => `      ${tileIndex(p, "Bs", other, `bRow + ${j * bRowStep}u`, "bVec")} = lb${j};`,
+      )
+    }
+      }
+      workgroupBarrier();
+    }`;
+  // Two tiles per trip, so each half reads a literal buffer; or one, reading buffer t % 2.
+  const twoTilesPerTrip = `  for (var t = 0u; t < tiles; t += 1u) {
+${half(0, 1)}
+    t += 1u;
+    if (t == tiles) {
+      break;
+    }
+${half(1, 0)}
+  }`;
+  const oneTilePerTrip = `  for (var t = 0u; t < tiles; t += 1u) {
+    let cur = t % 2u;
+    let other = 1u - cur;
+${half("cur", "other")}
+  }`;
+  const store = (r: number, j: number) =>
+    `store(r${r >> 2} + ${r & 3}u, col0 + ${32 * j}u, c${r}${j});`;
+  return `// Step 12 (generated): ${p.BM} x ${p.BN} tiles of C, k tiles of ${p.BK}, 8 x ${p.TN} outputs
+// per invocation, ${threads} invocations. Written by kernels/12_generated/generate.ts for
+// BM=${p.BM} BN=${p.BN} BK=${p.BK} TN=${p.TN} PAD=${p.PAD} GROUP_M=${p.GROUP_M} AHEAD=${p.AHEAD}.
+
+struct Dims {
+  M: u32,
+  K: u32,
+  N: u32,
+  // Row stride of C: the real N (B's rows are padded to whole vec4s when N is not).
+  ldc: u32,
+}
+
+// Out-of-bounds loads read the zero vec4 the runner keeps after A's and B's data.
+@group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> B: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> C: array<f32>;
+@group(0) @binding(3) var<uniform> dims: Dims;
+
+// [buffer][k row][vec4 column]: A transposed (its columns are rows of C), B as it is.
+${
+    p.NESTED
+      ? (p.FOLD
+        ? `var<workgroup> As: array<array<vec4<f32>, ${as}>, ${2 * p.BK}>;
+var<workgroup> Bs: array<array<vec4<f32>, ${bn4}>, ${2 * p.BK}>;`
+        : `var<workgroup> As: array<array<array<vec4<f32>, ${as}>, ${p.BK}>, 2>;
+var<workgroup> Bs: array<array<array<vec4<f32>, ${bn4}>, ${p.BK}>, 2>;`)
+      : `var<workgroup> As: array<vec4<f32>, ${2 * p.BK * as}>;
+var<workgroup> Bs: array<vec4<f32>, ${2 * p.BK * bn4}>;`
+  }
+
+// Four k values of row \`row\` of A, from column \`k\`.
+fn loadA(row: u32, k: u32) -> vec4<f32> {
+  return A[select(arrayLength(&A) - 1u, (row * dims.K + k) / 4u, row < dims.M && k < dims.K)];
+}
+
+// Four columns of row \`k\` of B, from column \`col\`.
+fn loadB(k: u32, col: u32) -> vec4<f32> {
+  return B[select(arrayLength(&B) - 1u, (k * dims.N + col) / 4u, k < dims.K && col < dims.N)];
+}
+
+// Row \`row\`, columns k..k+3 of the A tile go to k rows k..k+3 of the transposed tile.
+fn stashA(buf: u32, row: u32, k: u32, v: vec4<f32>) {
+  let at = row / 4u;
+  let lane = row % 4u;
+${
+    lines(4, (c) =>
+      `  ${tileIndex(p, "As", "buf", c ? `k + ${c}u` : "k", "at")}[lane] = v.${"xyzw"[c]};`)
+  }
+}
+
+// Four scalar stores: a row of the unpadded C need not start on a 16-byte boundary.
+fn store(row: u32, col: u32, v: vec4<f32>) {
+  if (row >= dims.M) {
+    return;
+  }
+  let at = row * dims.ldc + col;
+  if (col + 3u < dims.ldc) {
+    C[at] = v.x;
+    C[at + 1u] = v.y;
+    C[at + 2u] = v.z;
+    C[at + 3u] = v.w;
+    return;
+  }
+  if (col < dims.ldc) { C[at] = v.x; }
+  if (col + 1u < dims.ldc) { C[at + 1u] = v.y; }
+  if (col + 2u < dims.ldc) { C[at + 2u] = v.z; }
+}
+
+// (tile row, tile column) of workgroup \`wid\`: ${p.GROUP_M} tile rows are walked column by column
+// before moving on. The grid, not C's size, says how many tiles there are.
+fn tileOf(wid: vec3<u32>, grid: vec3<u32>) -> vec2<u32> {
+  let perGroup = ${p.GROUP_M}u * grid.x;
+  let linear = wid.y * grid.x + wid.x;
+  let first = (linear / perGroup) * ${p.GROUP_M}u;
+  let rows = min(grid.y - first, ${p.GROUP_M}u);
+  let inGroup = linear % perGroup;
+  return vec2<u32>(first + inGroup % rows, inGroup / rows);
+}
+
+@compute @workgroup_size(${threads})
+fn main(
+  @builtin(local_invocation_index) tid: u32,
+  @builtin(workgroup_id) wid: vec3<u32>,
+  @builtin(num_workgroups) grid: vec3<u32>,
+) {
+  let tile = tileOf(wid, grid);
+  let m0 = tile.x * ${p.BM}u;
+  let n0 = tile.y * ${p.BN}u;
+  // What this invocation loads: row aRow (+ ${aRowStep} per further load), k columns aCol..+3
+  // of the A tile; k row bRow (+ ${bRowStep} per further load), vec4 column bVec of the B tile.
+  let aRow = tid / ${bk4}u;
+  let aCol = (tid % ${bk4}u) * 4u;
+  let bRow = tid / ${bn4}u;
+  let bVec = tid % ${bn4}u;
+  let bCol = bVec * 4u;
+  // What it computes: its subgroup owns 32 rows x ${8 * p.TN} columns; its 4 x 8 lanes own rows
+  // 4*ly and 16 + 4*ly (+0..3) and columns 4*lx + 32*j, j < ${vecs}.
+  let warp = tid / 32u;
+  let lane = tid % 32u;
+  let wx = warp % ${p.BN / (8 * p.TN)}u;
+  let wy = warp / ${p.BN / (8 * p.TN)}u;
+  let lx = lane % 8u;
+  let ly = lane / 8u;
+  let a0At = wy * 8u + ly;
+  let a1At = a0At + 4u;
+${lines(vecs, (j) => `  let b${j}At = wx * ${2 * p.TN}u + lx + ${8 * j}u;`)}
+  let computes = m0 + wy * 32u < dims.M && n0 + wx * ${8 * p.TN}u < dims.N;
+${acc}
+  let tiles = (dims.K + ${p.BK - 1}u) / ${p.BK}u;
+${
+    lines(loads.a, (j) =>
+      `  stashA(0u, aRow + ${j * aRowStep}u, aCol, loadA(m0 + aRow + ${j * aRowStep}u, aCol));`)
+  }
+${
+    lines(loads.b, (j) =>
+      `  ${tileIndex(p, "Bs", 0, `bRow + ${j * bRowStep}u`, "bVec")} = loadB(bRow + ${
+        j * bRowStep
+      }u, n0 + bCol);`)
+  }
+  workgroupBarrier();
+  // The last tile's loads of a "next" tile past K read the zero tail and land in the buffer
+  // nobody reads again.
+${p.LITERAL_BUFFER ? twoTilesPerTrip : oneTilePerTrip}
+  let r0 = m0 + a0At * 4u;
+  let r1 = m0 + a1At * 4u;
+  let col0 = n0 + (wx * ${2 * p.TN}u + lx) * 4u;
+${lines(ROWS, (r) => "  " + Array.from({ length: vecs }, (_, j) => store(r, j)).join(" "))}
+}
+`;
+}
