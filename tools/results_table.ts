@@ -1,16 +1,18 @@
 /**
  * Regenerates the README's results section (between the markers below) from the newest run
- * record of a real GPU in data/runs/. Numbers come only from that record; with no GPU record the
- * section says so.
+ * record of a real GPU in data/runs/ that covers the whole ladder, followed by any later GPU runs
+ * of only some steps, each shown as its own run. Numbers come only from those records; with no
+ * GPU record the section says so.
  *
  *   deno task results [--record FILE] [--readme FILE]
  *
  * The task then runs `deno fmt` on the README, which pads the tables.
  */
+import { KERNELS, stepName } from "../lib/registry.ts";
 import {
   type KernelResult,
+  listRecords,
   loadRecord,
-  newestRecord,
   type PeerResult,
   type RunRecord,
   RUNS_DIR,
@@ -27,13 +29,32 @@ const HEADLINE = 4096;
 
 type Row = KernelResult | PeerResult;
 
-/** The Markdown section for a record (or the "no GPU record yet" text). */
-export function resultsSection(record: RunRecord | undefined, source = ""): string {
+/**
+ * The Markdown section for a ladder record (or the "no GPU record yet" text), and after it each
+ * later run of only some steps.
+ */
+export function resultsSection(
+  record: RunRecord | undefined,
+  source = "",
+  later: { path: string; record: RunRecord }[] = [],
+): string {
   if (!record) {
     return "No run record from a real GPU is committed yet, so there are no numbers to show. " +
       "Run `tools/gpu_bench.sh` on a GPU host, commit its record to `data/runs/`, then " +
       "`deno task results`.";
   }
+  return [
+    runTables(record, source),
+    ...later.map((x) =>
+      `### A later run of ${[...new Set(x.record.results.map((r) => r.kernel))].join(", ")}\n\n${
+        runTables(x.record, sourceOf(x.path))
+      }`
+    ),
+  ].join("\n\n");
+}
+
+/** The tables of one run record. */
+function runTables(record: RunRecord, source: string): string {
   const rows: Row[] = [...record.results, ...record.peers];
   // The headline size comes from the GPU kernels' sizes (CPU rows run at their own sizes).
   const squares = [
@@ -139,6 +160,14 @@ function failure(r: Row): string {
     : `failed (${r.errorKind ?? "error"})`;
 }
 
+const sourceOf = (path: string) => path.replace(/^.*\/(data\/runs\/)/, "$1");
+
+/** Whether a record validated every step of today's ladder (teaching variants aside). */
+function coversLadder(record: RunRecord): boolean {
+  const names = new Set(record.results.filter((r) => r.validated).map((r) => stepName(r.kernel)));
+  return KERNELS.filter((k) => !k.demo).every((k) => names.has(k.name));
+}
+
 function sameShape(a: Row, b: { m: number; k: number; n: number }) {
   return a.m === b.m && a.k === b.k && a.n === b.n;
 }
@@ -156,14 +185,20 @@ if (import.meta.main) {
   };
   const readmePath = arg("--readme") ?? new URL("../README.md", import.meta.url).pathname;
   const explicit = arg("--record");
+  const gpuRuns = (await listRecords(RUNS_DIR)).filter((x) =>
+    !x.record.device.software && x.record.complete !== false
+  );
   const found = explicit
     ? { path: explicit, record: await loadRecord(explicit) }
-    : await newestRecord(RUNS_DIR, (r) => !r.device.software);
-  const source = found ? found.path.replace(/^.*\/(data\/runs\/)/, "$1") : "";
+    : gpuRuns.filter((x) => coversLadder(x.record)).at(-1);
+  const later = explicit || !found
+    ? []
+    : gpuRuns.filter((x) => x.record.date > found.record.date && !coversLadder(x.record));
+  const source = found ? sourceOf(found.path) : "";
   const readme = await Deno.readTextFile(readmePath);
   await Deno.writeTextFile(
     readmePath,
-    replaceSection(readme, resultsSection(found?.record, source)),
+    replaceSection(readme, resultsSection(found?.record, source, later)),
   );
   console.error(
     `results: ${readmePath} updated from ${source || "no GPU record (placeholder text)"}`,

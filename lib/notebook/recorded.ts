@@ -8,13 +8,31 @@ import type { Ceilings, PeerResult, RunRecord } from "../record.ts";
 import { RECORD_SCHEMA } from "../record.ts";
 import { currentCommit, type KernelResult, newestRecord, RUNS_DIR } from "../record.ts";
 import { type Cell, showNote, showTable } from "./format.ts";
-import { stepName } from "../registry.ts";
+import { KERNELS, stepName } from "../registry.ts";
 import { kernel } from "./kernels.ts";
 import { type Session, showCeilings } from "./session.ts";
 
-/** The newest run record from a real GPU (not a software adapter), if one is committed. */
-export async function recordedGpuRun(): Promise<{ path: string; record: RunRecord } | undefined> {
-  return await newestRecord(recordsDir, (r) => !r.device.software);
+/** Every step of the ladder (the teaching variants are optional in a record). */
+const LADDER = KERNELS.filter((k) => !k.demo).map((k) => k.name);
+
+/**
+ * The newest complete run record from a real GPU (not a software adapter) that validated every
+ * one of `steps` (by name or id; by default every step of the ladder), if one is committed. A
+ * later run of only some steps is then shown where those steps are, and never hides the ladder.
+ */
+export async function recordedGpuRun(
+  steps: string[] = LADDER,
+): Promise<{ path: string; record: RunRecord } | undefined> {
+  return await newestRecord(
+    recordsDir,
+    (r) => !r.device.software && r.complete !== false && coversSteps(r, steps),
+  );
+}
+
+/** Whether a record has a validated result of each of these steps (matched by name). */
+export function coversSteps(record: RunRecord, steps: string[]): boolean {
+  const names = new Set(record.results.filter((r) => r.validated).map((r) => stepName(r.kernel)));
+  return steps.every((s) => names.has(stepName(s)));
 }
 
 let recordsDir: string | URL = RUNS_DIR;
@@ -52,7 +70,7 @@ export async function chartRuns(
   live: KernelResult[],
   ceilings?: Ceilings,
 ): Promise<RunRecord[]> {
-  const recorded = await recordedGpuRun();
+  const recorded = await recordedGpuRun(live.length ? live.map((r) => r.kernel) : undefined);
   const mine = await liveRecord(s, live, ceilings);
   return recorded ? [recorded.record, mine] : [mine];
 }
@@ -98,7 +116,7 @@ function commonSize(rows: readonly KernelResult[], ids: string[]): number | unde
  */
 export async function showRecorded(keys: string[], live: KernelResult[] = []): Promise<void> {
   const ids = keys.map((k) => kernel(k).id);
-  const found = await recordedGpuRun();
+  const found = await recordedGpuRun(keys);
   const liveN = commonSize(live, ids);
   const liveAt = liveN ? gflopsAt(live, liveN) : new Map<string, number>();
   if (!found) {

@@ -158,7 +158,7 @@ export async function showEdgeStrips(c: EdgeStripCheck): Promise<void> {
     ],
     `${c.kernel} (${c.tile.bm} x ${c.tile.bn} tiles) one past a tile multiple, on this adapter`,
   );
-  const found = await recordedGpuRun();
+  const found = await recordedGpuRun([c.kernel]);
   const at = (m: number) =>
     found?.record.results.find((r) =>
       stepName(r.kernel) === stepName(c.kernel) && r.m === m && r.k === m && r.n === m &&
