@@ -23,6 +23,8 @@ export interface ClampCounts {
 export interface NagaKernelReport {
   /** Ladder step id, e.g. "11_autotune". */
   kernel: string;
+  /** "as is" (11), "all transforms" (12, the step's kernel), or which of 12's transforms are on. */
+  variant: string;
   /** Tile parameters the pipeline was created with (override constants or generator input). */
   params: Record<string, number>;
   /** Words of SPIR-V handed to vkCreateShaderModule. */
@@ -42,7 +44,10 @@ export interface NagaKernelReport {
     module: ClampCounts;
     /** Lexically inside the hot loop: the loop that reads the k-step fragments. */
     hotLoop: ClampCounts;
-    /** Hot-loop clamps whose clamped index is computed outside the loop (the driver can hoist them). */
+    /**
+     * Hot-loop clamps of indices the loop cannot change (constants, values from before the loop,
+     * arithmetic on them): the driver can compute them once, before the loop.
+     */
     hotLoopInvariant: number;
     /** Distinct clamp expressions in the hot loop (UMin of the same operands counts once). */
     hotLoopDistinct: number;
@@ -58,13 +63,18 @@ export interface NagaKernelReport {
     /** Clamps naga emits per k step (hot-loop clamps / k steps per trip). */
     clampsPerKStep: number;
     /**
-     * Of those, the ones whose index is computed inside the loop: the driver must clamp them
-     * every trip. The others repeat a UMin of values fixed for the whole loop, which the driver
-     * computes once (common subexpressions, hoisted out of the loop).
+     * Of those, the ones whose index changes inside the loop (it depends on a load or call in
+     * it, e.g. of `p`): the driver must clamp them every trip. The others clamp values fixed for
+     * the whole loop, which the driver can compute once, before it.
      */
     loopVariantClampsPerKStep: number;
-    /** Distinct clamp expressions per k step: what is left after the driver merges repeats. */
+    /** Distinct clamp expressions per k step (UMin of the same operands counts once). */
     distinctClampsPerKStep: number;
+    /**
+     * Distinct loop-variant clamps per k step: what is left for the driver to compute in the
+     * loop after it merges repeats and moves the invariant ones before the loop.
+     */
+    distinctLoopVariantClampsPerKStep: number;
     /** Updates of naga's hidden loop counter per k step (1 per trip of a counted hot loop). */
     counterUpdatesPerKStep: number;
     /** Function calls inside the hot loop (their clamps are not counted in it). */

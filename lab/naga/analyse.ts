@@ -38,6 +38,7 @@ function emptyCounts(): ClampCounts {
 
 export interface KernelInput {
   kernel: string;
+  variant: string;
   params: Record<string, number>;
   spirvWords: number;
   hotLoopWhat: string;
@@ -119,9 +120,44 @@ export function analyse(asm: string, input: KernelInput): NagaKernelReport {
   }
   const isDead = (line: number) => dead.some((d) => inside(d, line));
 
+  // A value the loop cannot change: a constant, a value from before the loop, or pure arithmetic
+  // on such values (loads and calls inside the loop count as changing).
+  const PURE = new Set([
+    "OpIAdd",
+    "OpISub",
+    "OpIMul",
+    "OpUDiv",
+    "OpUMod",
+    "OpShiftLeftLogical",
+    "OpShiftRightLogical",
+    "OpBitwiseAnd",
+    "OpBitwiseOr",
+    "OpExtInst",
+    "OpCompositeExtract",
+    "OpSelect",
+    "OpIEqual",
+    "OpULessThan",
+    "OpLogicalAnd",
+    "OpBitcast",
+  ]);
+  const invariantMemo = new Map<string, boolean>();
+  const isInvariant = (id: string): boolean => {
+    const d = def.get(id);
+    if (!d || !inside(hot, d.line)) return true;
+    if (!invariantMemo.has(id)) {
+      invariantMemo.set(id, false);
+      const operands = d.op === "OpExtInst" ? d.args.slice(3) : d.args.slice(1);
+      invariantMemo.set(
+        id,
+        PURE.has(d.op) && operands.every((o) => !o.startsWith("%") || isInvariant(o)),
+      );
+    }
+    return invariantMemo.get(id)!;
+  };
+
   const module = emptyCounts(), inLoop = emptyCounts();
   let invariant = 0, deadInLoop = 0;
-  const distinct = new Set<string>();
+  const distinct = new Set<string>(), distinctVariant = new Set<string>();
   for (const [id, k] of kind) {
     const line = def.get(id)!.line;
     if (isDead(line)) {
@@ -133,7 +169,8 @@ export function analyse(asm: string, input: KernelInput): NagaKernelReport {
     inLoop.total++, inLoop[k]++;
     const operands = def.get(id)!.args.slice(3);
     distinct.add(operands.join(" "));
-    if (operands.every((o) => !inside(hot, def.get(o)?.line ?? -1))) invariant++;
+    if (operands.every(isInvariant)) invariant++;
+    else distinctVariant.add(operands.join(" "));
   }
 
   const body = insts.slice(hot.header, hot.merge).filter((i) => !isDead(i.line));
@@ -148,26 +185,30 @@ export function analyse(asm: string, input: KernelInput): NagaKernelReport {
   const guardCalls = (lines: Inst[]) =>
     lines.filter((i) => i.op === "OpFunctionCall" && guards.has(i.args[1])).length;
 
-  // Excerpts: the first workgroup-element clamp in the hot loop, with the lines it depends on.
-  const clampId =
-    [...kind].filter(([id, k]) => k === "workgroupElement" && inside(hot, def.get(id)!.line)).map((
-      [id],
-    ) => id).sort((a, b) => def.get(a)!.line - def.get(b)!.line)[0];
-  const clamp = def.get(clampId)!;
-  const needed = new Set(clamp.args.slice(3));
+  // Excerpts: the first reachable load of a workgroup array in the hot loop with a clamped
+  // index, and the lines in the loop that compute its indices.
+  const isClampedChain = (i: Inst) =>
+    i.op === "OpAccessChain" && !isDead(i.line) &&
+    pointerType(i.args[1]).args[0] === "Workgroup" &&
+    i.args.slice(2).some((a) => kind.get(a) === "workgroupElement");
+  const chain = body.find((i) =>
+    isClampedChain(i) &&
+    insts.some((l) => l.op === "OpLoad" && l.args[1] === i.id && l.line > i.line)
+  )!;
+  const load = insts.find((i) =>
+    i.line > chain.line && i.op === "OpLoad" && i.args[1] === chain.id
+  )!;
+  const clamp = def.get(chain.args.slice(2).find((a) => kind.get(a) === "workgroupElement")!)!;
+  const needed = new Set(chain.args.slice(2));
   const picked: Inst[] = [];
-  for (let n = clamp.line - 1; n > clamp.line - 10 && inside(hot, n); n--) {
+  for (let n = chain.line - 1; n > chain.line - 14 && inside(hot, n); n--) {
     const i = insts[n];
     if (i.id && needed.has(i.id)) {
       picked.unshift(i);
       for (const a of i.args) needed.add(a);
     }
   }
-  const chain = insts.find((i) => i.line > clamp.line && i.op === "OpAccessChain")!;
-  const load = insts.find((i) =>
-    i.line > chain.line && i.op === "OpLoad" && i.args[1] === chain.id
-  )!;
-  const fragment = [...picked, clamp, chain, load];
+  const fragment = [...picked, chain, load];
   const counterLoop = hot;
   const counterStore = insts.findIndex((i, n) =>
     n > counterLoop.header && i.op === "OpStore" && counters.has(i.args[0])
@@ -179,6 +220,7 @@ export function analyse(asm: string, input: KernelInput): NagaKernelReport {
 
   return {
     kernel: input.kernel,
+    variant: input.variant,
     params: input.params,
     spirvWords: input.spirvWords,
     loops: loops.length,
@@ -203,6 +245,7 @@ export function analyse(asm: string, input: KernelInput): NagaKernelReport {
       clampsPerKStep: inLoop.total / input.kStepsPerTrip,
       loopVariantClampsPerKStep: (inLoop.total - invariant) / input.kStepsPerTrip,
       distinctClampsPerKStep: distinct.size / input.kStepsPerTrip,
+      distinctLoopVariantClampsPerKStep: distinctVariant.size / input.kStepsPerTrip,
       counterUpdatesPerKStep: (hasCounter(hot) ? 1 : 0) / input.kStepsPerTrip,
       calls,
     },
@@ -215,7 +258,7 @@ export function analyse(asm: string, input: KernelInput): NagaKernelReport {
         ? {
           clampedIndexDefinition: `; ${clampedIndex.id} is computed before the loop header; ${
             distinctUses(clamp, kind, def, hot, inside)
-          } clamps in the loop repeat UMin ${clamp.args.slice(3).join(" ")}\n${
+          } clamp(s) in the loop repeat UMin ${clamp.args.slice(3).join(" ")}\n${
             annotate([clampedIndex], def)
           }`,
         }

@@ -1,16 +1,13 @@
-// Compiles one kernel (11 or 12, argv[0]) at BM 128 BN 128 BK 8 TN 8 PAD 1 so that the driver
-// receives its SPIR-V; run under spv_dump_layer (see dump.ts), which writes what it receives.
-import { acquireGpu, loadKernelSource } from "../../lib/gpu.ts";
-import { generateWgsl } from "../../kernels/12_generated/generate.ts";
+// Compiles one kernel at BM 128 BN 128 BK 8 TN 8 PAD 1 so that the driver receives its SPIR-V;
+// run under spv_dump_layer (see dump.ts), which writes what it receives. Arguments: "11", or
+// "12" and the generator's UNROLL NESTED LITERAL_BUFFER as 0/1.
+import { acquireGpu } from "../../lib/gpu.ts";
+import { kernelSource, TILE } from "./kernels.ts";
 
-const TILE = { BM: 128, BN: 128, BK: 8, TN: 8, PAD: 1 };
-const kernel = Deno.args[0];
+const [kernel, ...transforms] = Deno.args;
+const { code, constants } = await kernelSource(kernel, transforms.map(Number));
 const gpu = await acquireGpu();
 const device = gpu.device;
-const code = kernel === "11"
-  ? await loadKernelSource("11_autotune.wgsl")
-  : generateWgsl({ ...TILE, GROUP_M: 1, AHEAD: 0 });
-const constants = kernel === "11" ? { ...TILE, VEC4_LOADS: 1, GROUP_M: 1 } : {};
 device.pushErrorScope("validation");
 const module = device.createShaderModule({ code });
 await device.createComputePipelineAsync({
@@ -19,4 +16,4 @@ await device.createComputePipelineAsync({
 });
 const error = await device.popErrorScope();
 if (error) throw new Error(error.message);
-console.log(`adapter ${gpu.summary.description}`);
+console.log(`adapter ${gpu.summary.description} (tile ${JSON.stringify(TILE)})`);
