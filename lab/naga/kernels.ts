@@ -15,8 +15,12 @@ export interface LabKernel {
 /** "11", or "12" with [UNROLL, NESTED, LITERAL_BUFFER]. */
 export async function kernelSource(kernel: string, transforms: number[]): Promise<LabKernel> {
   if (kernel === "11") {
-    const constants = { ...TILE, VEC4_LOADS: 1, GROUP_M: 1 };
-    return { code: await loadKernelSource("11_autotune.wgsl"), constants, params: constants };
+    const constants = { ...TILE, GROUP_M: 1 };
+    return {
+      code: await loadKernelSource("11_autotune/kernel.wgsl"),
+      constants,
+      params: constants,
+    };
   }
   const [UNROLL, NESTED, LITERAL_BUFFER] = transforms;
   const params = { ...TILE, GROUP_M: 1, AHEAD: 0, UNROLL, NESTED, LITERAL_BUFFER };
