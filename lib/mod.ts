@@ -19,3 +19,4 @@ export * from "./peers/openblas.ts";
 export * from "./ceilings.ts";
 export * from "./notebook/mod.ts";
 export * from "./ablation.ts";
+export * from "./naga.ts";

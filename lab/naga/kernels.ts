@@ -1,0 +1,28 @@
+// The kernels the naga lab compiles: 11 with its override constants, and 12 generated with each
+// combination of its three transforms, all at one tile small enough for lavapipe.
+import { loadKernelSource } from "../../lib/gpu.ts";
+import { generateWgsl } from "../../kernels/12_generated/generate.ts";
+
+export const TILE = { BM: 128, BN: 128, BK: 8, TN: 8, PAD: 1 };
+
+export interface LabKernel {
+  code: string;
+  /** Override constants for createComputePipeline (11 only). */
+  constants: Record<string, number>;
+  params: Record<string, number>;
+}
+
+/** "11", or "12" with [UNROLL, NESTED, LITERAL_BUFFER]. */
+export async function kernelSource(kernel: string, transforms: number[]): Promise<LabKernel> {
+  if (kernel === "11") {
+    const constants = { ...TILE, GROUP_M: 1 };
+    return {
+      code: await loadKernelSource("11_autotune/kernel.wgsl"),
+      constants,
+      params: constants,
+    };
+  }
+  const [UNROLL, NESTED, LITERAL_BUFFER] = transforms;
+  const params = { ...TILE, GROUP_M: 1, AHEAD: 0, UNROLL, NESTED, LITERAL_BUFFER };
+  return { code: generateWgsl(params), constants: {}, params };
+}
