@@ -68,7 +68,12 @@ function runTables(record: RunRecord, source: string): string {
     `commit \`${record.commit.slice(0, 12)}\`, Deno ${record.deno}` +
     `${record.complete === false ? " (incomplete run)" : ""}.`,
     "",
+    // Which steps ran tuned parameters and which their defaults, as the bench noted it.
+    ...record.notes.filter((n) => /^(tuned parameters of|no tuning of) /.test(n)).map((n) =>
+      `- ${n}`
+    ),
   ];
+  if (lines.length > 2) lines.push("");
   if (size !== undefined) {
     const at = rows.filter((r) => r.m === size && r.n === size && r.k === size);
     const cublas = at.find((r) => "peer" in r && r.peer === "cublas" && r.validated);

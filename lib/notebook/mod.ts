@@ -24,3 +24,4 @@ export * from "./lessons/workgroups.ts";
 export * from "./lessons/coalescing.ts";
 export * from "./lessons/edges.ts";
 export * from "./lessons/cpu.ts";
+export * from "./generated.ts";
