@@ -51,7 +51,7 @@ export interface BenchHooks {
   /** Progress lines (default: stderr). */
   log?: (line: string) => void;
   /** Called after each kernel or peer result is recorded. */
-  afterResult?: (result: KernelResult | PeerResult) => void;
+  afterResult?: (result: KernelResult | PeerResult) => void | Promise<void>;
   /** The flags as typed, kept in the record. */
   argv?: readonly string[];
   /** Folder of the default record name (default data/runs). */
@@ -106,7 +106,7 @@ export async function runBench(args: BenchArgs, hooks: BenchHooks = {}): Promise
       Object.assign(r, { errorKind: "device-lost", error: `GPU device lost: ${gpu.lostReason}` });
     }
     log(`  ${progressLine(r)}`);
-    hooks.afterResult?.(r);
+    await hooks.afterResult?.(r);
     try {
       gpu.check();
     } catch (e) {

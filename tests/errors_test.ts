@@ -199,8 +199,13 @@ Deno.test(
     const outcome = await runBench(args, {
       gpu: g,
       log: quiet,
-      afterResult: () => {
-        if (++seen === 1) g.device.destroy();
+      // The loss is reported asynchronously, on the device's own schedule: wait for it, so the
+      // bench meets a lost device at its next step every time.
+      afterResult: async () => {
+        if (++seen === 1) {
+          g.device.destroy();
+          await g.lost;
+        }
       },
     });
     assert.equal(outcome.exitCode, EXIT.deviceLost);
