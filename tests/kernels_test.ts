@@ -259,6 +259,7 @@ Deno.test(
       "subgroup_tiling",
       "double_buffer",
       "autotune",
+      "generated",
     ]);
     // Strips of 1 and 8 rows, a right strip only, a shape covered by strips alone, K over
     // several of the strip kernel's chunks.

@@ -10,14 +10,15 @@
  *
  * - the k loop of a tile is written out (`p` is a literal in each of the BK copies);
  * - the tiles are nested arrays `[buffer][k row][vec4 column]`, so in the written-out loop the
- *   buffer and the row are literals (no clamp) and only the column is dynamic, and it is the
- *   same in every copy (its clamp is computed once, outside the loop);
+ *   buffer and the row are literals (no clamp) and only the column is dynamic, the same in every
+ *   copy: naga still clamps it at each read, but with loop-invariant operands, which the driver
+ *   can merge and compute once, before the loop;
  * - the double-buffer loop handles two tiles per trip, so which buffer a tile reads is a literal.
  *
  * Everything else is 11's algorithm: each invocation owns 8 rows x TN columns of C in vec4
  * registers, a 32-invocation subgroup owns a 32 x 8*TN block, the next tile's global loads are
  * issued before the current tile's multiply-adds when there is a next tile (on the H200, loading
- * past the last tile unconditionally instead was 8-11% slower with 128 x 256 x 16 tiles, though
+ * past the last tile unconditionally instead was 7-10% slower with 128 x 256 x 16 tiles, though
  * 4% faster with 128 x 128 x 8), bounds checks select the load's address (an
  * element outside the matrix reads the zero vec4 the runner keeps after A and B), and C is
  * written at its real size. The text is deterministic: the same parameters give the same text.

@@ -68,6 +68,8 @@ export async function showNagaReport(): Promise<void> {
       "variant",
       "clamps / k step",
       "of which change in the loop",
+      "distinct clamps / k step",
+      "distinct that change in the loop",
       "loop-counter updates / k step",
       "SPIR-V instructions / k step",
     ],
@@ -76,11 +78,13 @@ export async function showNagaReport(): Promise<void> {
       k.variant,
       k.hotLoop.clampsPerKStep,
       k.hotLoop.loopVariantClampsPerKStep,
+      k.hotLoop.distinctClampsPerKStep,
+      k.hotLoop.distinctLoopVariantClampsPerKStep,
       k.hotLoop.counterUpdatesPerKStep,
       k.hotLoop.instructionsPerKStep,
     ]),
     `SPIR-V from naga ${report.naga} (wgpu ${report.wgpu}, Deno ${report.deno}) as the Vulkan ` +
-      `driver received it, tile ${paramsOf(report.kernels[0].params)}`,
+      `driver (${report.adapter}) received it, tile ${paramsOf(report.kernels[0].params)}`,
   );
   const eleven = report.kernels.find((k) => k.variant === "as is");
   const twelve = report.kernels.find((k) => k.variant === "all transforms");

@@ -44,7 +44,7 @@ export function setRecordsDir(dir: string | URL = RUNS_DIR): void {
 
 /** Show the ceilings the newest GPU-host record measured, or say that none exists yet. */
 export async function showRecordedCeilings(): Promise<void> {
-  const found = await recordedGpuRun();
+  const found = await recordedGpuRun([]);
   if (!found?.record.ceilings) {
     await showNote(
       found
