@@ -103,8 +103,7 @@ async function stepPage(out: string, step: KernelSpec): Promise<void> {
   if (html?.includes(MARK)) html = html.slice(0, html.indexOf(MARK)) + html.slice(html.indexOf("</body>"));
   html = html?.includes("</body>")
     ? html.replace("</body>", `${block}</body>`)
-    : page(`${step.id}: ${step.title}`, `<h1>${escape(step.id)}: ${escape(step.title)}</h1>\n` +
-      `<p>${escape(step.idea)}</p>\n${block}`);
+    : page(`${step.id}: ${step.title}`, `<h1>${escape(step.id)}: ${escape(step.title)}</h1>\n${block}`);
   await Deno.writeTextFile(file, html);
 }
 
