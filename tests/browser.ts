@@ -134,7 +134,12 @@ export const CHROMIUM_FLAGS = [
 export async function launchChromium(): Promise<{ page: Page; stop(): Promise<void> }> {
   const profile = await Deno.makeTempDir({ prefix: "gemm-chromium-" });
   const child = new Deno.Command("chromium", {
-    args: [...CHROMIUM_FLAGS, `--user-data-dir=${profile}`, "--remote-debugging-port=0", "about:blank"],
+    args: [
+      ...CHROMIUM_FLAGS,
+      `--user-data-dir=${profile}`,
+      "--remote-debugging-port=0",
+      "about:blank",
+    ],
     stdout: "null",
     stderr: "piped",
   }).spawn();

@@ -125,7 +125,9 @@ Deno.test("site: live pages validate and time kernels in headless Chromium (Swif
     assertFailedRow(ladder.rows[3], "feature", /shader-f16/);
     const charts = await page.eval<number>(`document.querySelectorAll("#gemm-live svg").length`);
     assert.ok(charts >= 3, `${charts} charts on the ladder page`);
-    const record = await page.eval<string>(`document.querySelector("button.download")?.textContent`);
+    const record = await page.eval<string>(
+      `document.querySelector("button.download")?.textContent`,
+    );
     assert.match(record, /run record/);
 
     // A tile too big for the adapter's workgroup limit (SwiftShader: 256 invocations).

@@ -32,12 +32,22 @@ async function bundle(out: string): Promise<void> {
   const run = async (cmd: string, args: string[]) => {
     const result = await new Deno.Command(cmd, { args, cwd: ROOT, stderr: "piped" }).output();
     if (!result.success) {
-      throw new Error(`${cmd} ${args.join(" ")} failed:\n${new TextDecoder().decode(result.stderr)}`);
+      throw new Error(
+        `${cmd} ${args.join(" ")} failed:\n${new TextDecoder().decode(result.stderr)}`,
+      );
     }
     return result;
   };
   const raw = `${file}.raw`;
-  await run(Deno.execPath(), ["bundle", "--quiet", "--platform", "browser", "--output", raw, "web/app.ts"]);
+  await run(Deno.execPath(), [
+    "bundle",
+    "--quiet",
+    "--platform",
+    "browser",
+    "--output",
+    raw,
+    "web/app.ts",
+  ]);
   const fixed = await run("awk", ["-f", "tools/step_urls.awk", raw]);
   await Deno.writeFile(file, fixed.stdout);
   await Deno.remove(raw);
@@ -90,6 +100,31 @@ function page(title: string, body: string): string {
     `<a href="ladder.html">the whole ladder on your GPU</a></p>\n${body}</body></html>\n`;
 }
 
+/**
+ * A rendered notebook page as a web server can serve it: Debian's nbconvert points its scripts
+ * at file:///usr/share/javascript/, which a page over HTTP may not load. require.js is copied
+ * into the site; MathJax (54 MB) is left out, as the notebooks have no TeX to typeset.
+ */
+async function servable(html: string, out: string): Promise<string> {
+  const require = "file:///usr/share/javascript/requirejs/require.min.js";
+  if (html.includes(require)) {
+    await Deno.copyFile(new URL(require), `${out}/assets/require.min.js`);
+    html = html.replaceAll(require, "assets/require.min.js");
+  }
+  html = html.replace(
+    /<script[^>]*src="file:\/\/\/usr\/share\/javascript\/mathjax\/[^"]*">\s*<\/script>/g,
+    "",
+  )
+    .replace(/<script type="text\/x-mathjax-config">[\s\S]*?<\/script>/g, "");
+  // No favicon in the site: say so, or the browser asks for /favicon.ico and logs the 404.
+  if (!html.includes('rel="icon"')) {
+    html = html.replace("</head>", '<link rel="icon" href="data:,">\n</head>');
+  }
+  const left = /(?:src|href)="file:[^"]*"/.exec(html);
+  if (left) throw new Error(`a rendered page still loads ${left[0]}, which a served page cannot`);
+  return html;
+}
+
 /** Add the runner to a rendered notebook page, or write a page for the step alone. */
 async function stepPage(out: string, step: KernelSpec): Promise<void> {
   const file = `${out}/${step.id}.html`;
@@ -100,10 +135,15 @@ async function stepPage(out: string, step: KernelSpec): Promise<void> {
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   }
-  if (html?.includes(MARK)) html = html.slice(0, html.indexOf(MARK)) + html.slice(html.indexOf("</body>"));
+  if (html?.includes(MARK)) {
+    html = html.slice(0, html.indexOf(MARK)) + html.slice(html.indexOf("</body>"));
+  }
   html = html?.includes("</body>")
-    ? html.replace("</body>", `${block}</body>`)
-    : page(`${step.id}: ${step.title}`, `<h1>${escape(step.id)}: ${escape(step.title)}</h1>\n${block}`);
+    ? (await servable(html, out)).replace("</body>", `${block}</body>`)
+    : page(
+      `${step.id}: ${step.title}`,
+      `<h1>${escape(step.id)}: ${escape(step.title)}</h1>\n${block}`,
+    );
   await Deno.writeTextFile(file, html);
 }
 
@@ -120,14 +160,16 @@ async function indexPage(out: string): Promise<void> {
     `<li><a href="${s.id}.html">${escape(s.id)}: ${escape(s.title)}</a></li>`
   ).join("\n");
   const live = `${MARK}\n<h2>On your GPU</h2>\n<p><a href="ladder.html">The whole ladder on ` +
-    `your GPU</a>, beside the recorded GPU-host run and cuBLAS. Each step's page runs that ` +
-    `step.</p>\n`;
-  if (html?.includes(MARK)) return;
+    `your GPU</a>, beside the recorded GPU-host run and cuBLAS; or one step:</p>\n` +
+    `<ul>${links}</ul>\n`;
+  if (html?.includes(MARK)) {
+    html = html.slice(0, html.indexOf(MARK)) + html.slice(html.indexOf("</body>"));
+  }
   await Deno.writeTextFile(
     file,
-    html?.includes("</body>") ? html.replace("</body>", `${live}</body>`) : html
-      ? html + live
-      : page("gemm-ladder", `<h1>gemm-ladder</h1>\n${live}<ul>${links}</ul>\n`),
+    html?.includes("</body>")
+      ? html.replace("</body>", `${live}</body>`)
+      : page("gemm-ladder", `<h1>gemm-ladder</h1>\n${live}`),
   );
 }
 

@@ -14,8 +14,8 @@ import {
   type KernelResult,
   RECORD_SCHEMA,
   recordFromJson,
-  type RunRecord,
   recordToJson,
+  type RunRecord,
 } from "../lib/record.ts";
 import type { KernelSpec, Params } from "../lib/registry.ts";
 import { runKernel } from "../lib/runner.ts";
@@ -76,7 +76,7 @@ export function adapterError(e: unknown): string {
 /** One line on the adapter, and what the timings will be. */
 export function adapterLine(g: Gpu): string {
   const s = g.summary;
-  const name = [s.description, s.vendor, s.architecture].filter(Boolean).join(" · ");
+  const name = s.description;
   const timing = g.has("timestamp-query")
     ? "GPU timestamps (timestamp-query)"
     : "no timestamp-query on this adapter (in Chrome it may be behind " +
