@@ -7,6 +7,7 @@
  * and never show a speed.
  */
 import assert from "node:assert/strict";
+import { RECORD_SCHEMA, recordFromJson } from "../lib/record.ts";
 import { buildSite } from "../tools/build_site.ts";
 import { launchChromium, type Page, serveFolder } from "./browser.ts";
 import { assertPngNotBlank } from "./png.ts";
@@ -36,6 +37,18 @@ async function runPage(page: Page, url: string, before = "") {
       cells: [...tr.children].map((td) => td.textContent),
     })),
   })`);
+}
+
+/** A file's text once it exists (a download lands a moment after the click). */
+async function waitForFile(path: string): Promise<string> {
+  for (let i = 0; i < 100; i++) {
+    try {
+      return await Deno.readTextFile(path);
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  throw new Error(`${path} never appeared`);
 }
 
 /** Every row validated and timed: a positive GFLOP/s and the GPU timestamp clock. */
@@ -125,10 +138,26 @@ Deno.test("site: live pages validate and time kernels in headless Chromium (Swif
     assertFailedRow(ladder.rows[3], "feature", /shader-f16/);
     const charts = await page.eval<number>(`document.querySelectorAll("#gemm-live svg").length`);
     assert.ok(charts >= 3, `${charts} charts on the ladder page`);
-    const record = await page.eval<string>(
-      `document.querySelector("button.download")?.textContent`,
+    // Each chart's menu saves it as SVG or PNG (vega-embed, nothing fetched).
+    const actions = await page.eval<string[]>(
+      `[...document.querySelectorAll("#gemm-live .vega-actions a")].map((a) => a.textContent)`,
     );
-    assert.match(record, /run record/);
+    assert.ok(actions.includes("Save as SVG") && actions.includes("Save as PNG"), `${actions}`);
+    // The reader's numbers download as a run record the library reads back.
+    const downloads = `${out}/downloads`;
+    await page.send("Page.setDownloadBehavior", { behavior: "allow", downloadPath: downloads });
+    await page.eval(`document.querySelector("#gemm-live button.download").click()`);
+    const record = recordFromJson(await waitForFile(`${downloads}/ladder-browser.json`));
+    assert.equal(record.schema, RECORD_SCHEMA);
+    assert.match(record.device.description, /swiftshader/);
+    assert.deepEqual(record.results.map((r) => [r.kernel, r.validated]), [
+      ["02_naive", true],
+      ["04_tiled", true],
+      ["12_generated", true],
+      ["13_f16", false],
+    ]);
+    assert.ok(record.results.slice(0, 3).every((r) => r.gflops! > 0 && r.m === 64));
+    assert.equal(record.results[3].gflops, undefined);
 
     // A tile too big for the adapter's workgroup limit (SwiftShader: 256 invocations).
     const big = await runPage(

@@ -50,6 +50,13 @@ export async function mountLadderRunner(root: HTMLElement): Promise<void> {
         "timestamps, beside the recorded GPU-host run and cuBLAS (TF32 off) measured there.",
     ),
     h("div", { class: "controls" }, h("label", {}, "size N ", size), " ", run),
+    h(
+      "p",
+      { class: "note" },
+      "A step the adapter cannot run (a missing feature such as shader-f16, a tile past its " +
+        "limits) or a result that fails the check is listed as a failure with the reason, " +
+        "never as a speed.",
+    ),
     h("p", { class: "status", role: "status" }),
     table,
     roofline,
@@ -65,21 +72,30 @@ export async function mountLadderRunner(root: HTMLElement): Promise<void> {
     setState(root, "no-webgpu", noGpu);
     return;
   }
-  setState(root, "idle", "Pick a size (the list fits your adapter once it is known) and run.");
-  const offered = query.get("sizes")?.split(",") ?? ["128", "256", "512", "1024", "2048", "4096"];
-  fill(size, ...offered.map((n) => h("option", { value: n }, n)));
+  let g;
+  try {
+    g = await readerGpu();
+  } catch (e) {
+    run.disabled = true;
+    setState(root, "no-adapter", adapterError(e));
+    return;
+  }
+  // The sizes the notebooks run on this adapter (the largest picked), or those of ?sizes=.
+  const { sizes, dropped } = sizesFor(g);
+  fill(
+    size,
+    ...sizes.map((n) => h("option", { value: String(n), selected: n === sizes.at(-1) }, String(n))),
+  );
+  setState(
+    root,
+    "idle",
+    `${adapterLine(g)}. Pick a size and run` +
+      (dropped.length ? ` (left out: ${dropped.join("; ")}).` : "."),
+  );
 
   run.addEventListener("click", async () => {
     run.disabled = true;
     try {
-      let g;
-      try {
-        g = await readerGpu();
-      } catch (e) {
-        setState(root, "no-adapter", adapterError(e));
-        return;
-      }
-      const fits = sizesFor(g).sizes;
       const n = Number(size.value);
       const results: KernelResult[] = [];
       for (const [i, spec] of steps.entries()) {
@@ -92,11 +108,10 @@ export async function mountLadderRunner(root: HTMLElement): Promise<void> {
       await chartOrWhy(yours, () => ladderChart(mine));
       fill(extra, downloadButton(() => mine, "ladder-browser.json"));
       const failed = results.filter((r) => !r.validated).length;
-      const hint = fits.includes(n) ? "" : ` (the notebooks' sizes for this adapter: ${fits})`;
       setState(
         root,
         failed ? "failed" : "done",
-        `${adapterLine(g)}. ${results.length - failed} validated, ${failed} failed${hint}.`,
+        `${adapterLine(g)}. At ${n}: ${results.length - failed} validated, ${failed} failed.`,
       );
     } catch (e) {
       setState(root, "error", `Stopped: ${e instanceof Error ? e.message : e}`);
