@@ -81,13 +81,6 @@ export async function mountStepRunner(root: HTMLElement, name: string): Promise<
   const results: KernelResult[] = [];
   const manifest = await recordedManifest();
   const recorded = await recordedRun(manifest.steps[spec.name]);
-  const noGpu = whyNoWebGpu();
-  if (noGpu) {
-    run.disabled = true;
-    setState(root, "no-webgpu", noGpu);
-  } else {
-    setState(root, "idle", "Press run: it takes seconds on a GPU, longer on a software adapter.");
-  }
   if (recorded) await chartOrWhy(chart, () => rooflineChart(recorded));
 
   run.addEventListener("click", async () => {
@@ -121,4 +114,12 @@ export async function mountStepRunner(root: HTMLElement, name: string): Promise<
       run.disabled = false;
     }
   });
+  // Ready only now that the button listens.
+  const noGpu = whyNoWebGpu();
+  if (noGpu) {
+    run.disabled = true;
+    setState(root, "no-webgpu", noGpu);
+  } else {
+    setState(root, "idle", "Press run: it takes seconds on a GPU, longer on a software adapter.");
+  }
 }
