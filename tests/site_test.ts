@@ -3,8 +3,8 @@
  * served on 127.0.0.1, and opened in headless Chromium on its software adapter (SwiftShader).
  * The naive, tiled and generated steps validate and time there, the whole-ladder page runs, the
  * live chart is drawn, nothing leaves 127.0.0.1 and the console stays clean; the bad cases (no
- * WebGPU, a kernel past the adapter's limits or features, a wrong kernel) say so on the page
- * and never show a speed.
+ * WebGPU, no timestamp-query, a kernel past the adapter's limits or features, a wrong kernel)
+ * say so on the page, and a failure never shows a speed.
  */
 import assert from "node:assert/strict";
 import { RECORD_SCHEMA, recordFromJson } from "../lib/record.ts";
@@ -124,6 +124,13 @@ Deno.test("site: live pages validate and time kernels in headless Chromium (Swif
     });
     await assertPngNotBlank(Uint8Array.from(atob(data), (c) => c.charCodeAt(0)), 300);
     await assertPngNotBlank(await page.screenshot(), 300);
+
+    // Without timestamp-query the page says so and times with wall-clock batches.
+    const wallClock = await runPage(page, `${server.url}/04_tiled.html?sizes=64&notimestamps`);
+    assert.equal(wallClock.state, "done", wallClock.status);
+    assert.match(wallClock.status, /no timestamp-query on this adapter/);
+    assert.equal(wallClock.rows[0].validated, "true");
+    assert.equal(wallClock.rows[0].cells[6], "wall-clock-batch");
 
     const generated = await runPage(page, `${server.url}/12_generated.html?sizes=64`);
     assert.equal(generated.state, "done", generated.status);

@@ -9,7 +9,8 @@
  *   data/recorded.json which record each page shows, chosen as the notebooks choose it
  * A rendered notebook page (site/NN_name.html from `tools/run_notebooks.py --site`) gets the
  * runner added at its end; a step without one gets a page of its own.
- *   deno run -A tools/build_site.ts [--out site]
+ *   deno task site-live                      (after `deno task site` has rendered the notebooks)
+ *   deno run -A tools/build_site.ts --out DIR   (tests/site_test.ts builds into a temp folder)
  */
 import { KERNELS, type KernelSpec } from "../lib/registry.ts";
 import { currentCommit } from "../lib/record.ts";
@@ -19,7 +20,7 @@ const ROOT = new URL("../", import.meta.url);
 const MARK = "<!-- gemm-live -->";
 
 /** The steps a page is made for: the ladder without its teaching variants. */
-export const SITE_STEPS: KernelSpec[] = KERNELS.filter((k) => !k.demo);
+const SITE_STEPS: KernelSpec[] = KERNELS.filter((k) => !k.demo);
 
 function argValue(name: string, fallback: string): string {
   const i = Deno.args.indexOf(name);
@@ -86,10 +87,10 @@ const escape = (s: string) =>
   s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
 /** The runner's mount point and its script; the bundle fills it in. */
-function runnerBlock(attrs: string, prefix = ""): string {
-  return `${MARK}\n<link rel="stylesheet" href="${prefix}assets/live.css">\n` +
+function runnerBlock(attrs: string): string {
+  return `${MARK}\n<link rel="stylesheet" href="assets/live.css">\n` +
     `<section id="gemm-live" ${attrs}><noscript>The live runner needs JavaScript.</noscript>` +
-    `</section>\n<script type="module" src="${prefix}assets/ladder.js"></script>\n`;
+    `</section>\n<script type="module" src="assets/ladder.js"></script>\n`;
 }
 
 function page(title: string, body: string): string {
@@ -175,6 +176,7 @@ async function indexPage(out: string): Promise<void> {
 
 export async function buildSite(out: string): Promise<void> {
   await Deno.mkdir(`${out}/assets`, { recursive: true });
+  await Deno.mkdir(`${out}/data`, { recursive: true });
   await bundle(out);
   await Deno.copyFile(new URL("web/live.css", ROOT), `${out}/assets/live.css`);
   await copyTree(new URL("kernels/", ROOT), `${out}/kernels`, (n) => n.endsWith(".wgsl"));

@@ -1,17 +1,28 @@
 /// <reference lib="dom" />
 /**
  * Page parameters that make the failure paths happen on any machine, for tests and for readers
- * who want to see them: `?nowebgpu` hides navigator.gpu (as in a browser without WebGPU), and
- * `?wrong` runs the step with one accumulation turned into a subtraction (a wrong kernel the
+ * who want to see them: `?nowebgpu` hides navigator.gpu (as in a browser without WebGPU),
+ * `?notimestamps` hides the adapter's timestamp-query feature (times then come from wall-clock
+ * batches, as in a browser that does not offer it), and `?wrong` runs the step with one accumulation turned into a subtraction (a wrong kernel the
  * validation must catch, shown as a failure and never as a speed).
  */
 import { loadKernelSource } from "../lib/gpu.ts";
 import type { KernelSpec } from "../lib/registry.ts";
 import { query } from "./live.ts";
 
-/** Hide WebGPU when the page asks for it; call before anything looks at navigator.gpu. */
+/** Hide WebGPU or its timestamps when the page asks; call before any adapter is requested. */
 export function hideWebGpuIfAsked(): void {
   if (query.has("nowebgpu")) Object.defineProperty(navigator, "gpu", { value: undefined });
+  if (query.has("notimestamps") && "GPUAdapter" in globalThis) {
+    const features = Object.getOwnPropertyDescriptor(GPUAdapter.prototype, "features")!.get!;
+    Object.defineProperty(GPUAdapter.prototype, "features", {
+      get() {
+        const offered = new Set<string>(features.call(this));
+        offered.delete("timestamp-query");
+        return offered;
+      },
+    });
+  }
 }
 
 /**
