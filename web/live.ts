@@ -12,7 +12,7 @@ import { ladderSizes, square } from "../lib/notebook/session.ts";
 import { platform } from "../lib/platform.ts";
 import {
   type KernelResult,
-  RECORD_SCHEMA,
+  liveRunRecord,
   recordFromJson,
   recordToJson,
   type RunRecord,
@@ -112,17 +112,11 @@ export function runStep(
 
 /** The reader's results as a run record in the bench's schema (lib/record.ts). */
 export function liveRecord(g: Gpu, results: KernelResult[], commit: string): RunRecord {
-  return {
-    schema: RECORD_SCHEMA,
-    date: new Date().toISOString(),
+  return liveRunRecord(g.summary, results, {
     commit,
-    deno: `none: a browser (${navigator.userAgent})`,
-    device: g.summary,
-    results,
-    peers: [],
-    notes: [`live run in the browser, ${location.pathname.replace(/^.*\//, "")}`],
-    complete: true,
-  };
+    runtime: `none: a browser (${navigator.userAgent})`,
+    note: `live run in the browser, ${location.pathname.replace(/^.*\//, "")}`,
+  });
 }
 
 const fmt = (x: number | undefined, digits = 3) =>
