@@ -102,7 +102,7 @@ function page(title: string, body: string): string {
 }
 
 /**
- * A rendered notebook page as a web server can serve it: Debian's nbconvert points its scripts
+ * A rendered page as a web server can serve it: Debian's nbconvert points its scripts
  * at file:///usr/share/javascript/, which a page over HTTP may not load. require.js is copied
  * into the site; MathJax (54 MB) is left out, as the notebooks have no TeX to typeset.
  */
@@ -139,12 +139,10 @@ async function stepPage(out: string, step: KernelSpec): Promise<void> {
   if (html?.includes(MARK)) {
     html = html.slice(0, html.indexOf(MARK)) + html.slice(html.indexOf("</body>"));
   }
-  html = html?.includes("</body>")
-    ? (await servable(html, out)).replace("</body>", `${block}</body>`)
-    : page(
-      `${step.id}: ${step.title}`,
-      `<h1>${escape(step.id)}: ${escape(step.title)}</h1>\n${block}`,
-    );
+  html = html?.includes("</body>") ? html.replace("</body>", `${block}</body>`) : page(
+    `${step.id}: ${step.title}`,
+    `<h1>${escape(step.id)}: ${escape(step.title)}</h1>\n${block}`,
+  );
   await Deno.writeTextFile(file, html);
 }
 
@@ -183,6 +181,11 @@ export async function buildSite(out: string): Promise<void> {
   const runs = await recordedRuns(out);
   const manifest = { commit: await currentCommit(), built: new Date().toISOString(), ...runs };
   await Deno.writeTextFile(`${out}/data/recorded.json`, JSON.stringify(manifest, null, 2) + "\n");
+  for await (const entry of Deno.readDir(out)) {
+    if (!entry.isFile || !entry.name.endsWith(".html")) continue;
+    const file = `${out}/${entry.name}`;
+    await Deno.writeTextFile(file, await servable(await Deno.readTextFile(file), out));
+  }
   for (const step of SITE_STEPS) await stepPage(out, step);
   await Deno.writeTextFile(
     `${out}/ladder.html`,
