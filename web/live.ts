@@ -47,6 +47,10 @@ export async function recordedRun(path: string | undefined): Promise<RunRecord |
 
 /** Why this browser cannot run the kernels, before anything is tried (undefined: it may). */
 export function whyNoWebGpu(): string | undefined {
+  if (!isSecureContext) {
+    return "WebGPU needs a secure context: open this page over https or from localhost " +
+      `(it was served from ${location.origin}). The recorded numbers below are still shown.`;
+  }
   if (!("gpu" in navigator) || !navigator.gpu) {
     return "This browser has no WebGPU (navigator.gpu is missing), so the kernels cannot run " +
       "here. Recent Chrome, Edge and Safari have it; on Linux, Chrome needs " +
