@@ -4,6 +4,7 @@
  * their line, validation errors thrown (not logged), and device loss surfaced instead of hung.
  */
 import { DeviceLostError, GpuValidationError, NoAdapterError, WgslCompileError } from "./errors.ts";
+import { platform } from "./platform.ts";
 
 /** What a run record says about the adapter and device. */
 export interface DeviceSummary {
@@ -56,6 +57,7 @@ const OPTIONAL_FEATURES = ["timestamp-query", "shader-f16", "subgroups"] as cons
  * /tmp before the first device request (where this process may set it; otherwise the line stays).
  */
 function quietWayland(): void {
+  if (!("Deno" in globalThis)) return; // a browser: no environment, no Wayland
   const variable = "XDG_RUNTIME_DIR";
   if (Deno.permissions.querySync({ name: "env", variable }).state !== "granted") return;
   if (!Deno.env.get(variable)?.startsWith("/")) Deno.env.set(variable, "/tmp");
@@ -65,7 +67,10 @@ function quietWayland(): void {
 export async function acquireGpu(): Promise<Gpu> {
   quietWayland();
   if (typeof navigator === "undefined" || !navigator.gpu) {
-    throw new NoAdapterError("navigator.gpu is missing: this Deno build has no WebGPU");
+    throw new NoAdapterError(
+      "navigator.gpu is missing: " +
+        ("Deno" in globalThis ? "this Deno build has no WebGPU" : "this browser has no WebGPU"),
+    );
   }
   const adapter = await navigator.gpu.requestAdapter({ powerPreference: "high-performance" });
   if (!adapter) throw new NoAdapterError();
@@ -92,7 +97,9 @@ export async function acquireGpu(): Promise<Gpu> {
   const limits: Record<string, number> = {};
   for (const name of RAISED_LIMITS) limits[name] = device.limits[name];
   const summary: DeviceSummary = {
-    description: info.description || info.device || "unknown adapter",
+    // Browsers may leave description empty (Chrome: "google" / "swiftshader").
+    description: info.description || info.device ||
+      [info.vendor, info.architecture].filter(Boolean).join(" ") || "unknown adapter",
     vendor: info.vendor,
     architecture: info.architecture,
     device: info.device,
@@ -228,7 +235,7 @@ export function uploadBuffer(
   return buf;
 }
 
-/** Read a kernel file from `kernels/` (resolved relative to this module, so bundles work too). */
+/** Read a kernel file from `kernels/` (from disk in Deno, from the site in a browser). */
 export async function loadKernelSource(file: string): Promise<string> {
-  return await Deno.readTextFile(new URL(`../kernels/${file}`, import.meta.url));
+  return await platform.readText(`kernels/${file}`);
 }

@@ -6,6 +6,7 @@ export * from "./errors.ts";
 export * from "./matrix.ts";
 export * from "./reference.ts";
 export * from "./gpu.ts";
+export * from "./platform.ts";
 export * from "./registry.ts";
 export * from "./timing.ts";
 export * from "./runner.ts";

@@ -195,6 +195,34 @@ export interface ValidationSweep {
   failures: { m: number; k: number; n: number; error: string }[];
 }
 
+/** How a live run (a notebook session, a browser page) describes itself in its record. */
+export interface LiveRun {
+  commit: string;
+  /** The record's `deno` field: Deno's version, or what ran instead (a browser). */
+  runtime: string;
+  note: string;
+  ceilings?: Ceilings;
+}
+
+/** Live results as a run record, so the chart builders can draw them and readers keep them. */
+export function liveRunRecord(
+  device: DeviceSummary,
+  results: KernelResult[],
+  run: LiveRun,
+): RunRecord {
+  return {
+    schema: RECORD_SCHEMA,
+    date: new Date().toISOString(),
+    commit: run.commit,
+    deno: run.runtime,
+    device,
+    ...(run.ceilings ? { ceilings: run.ceilings } : {}),
+    results,
+    peers: [],
+    notes: [run.note],
+  };
+}
+
 /** Where records live, relative to the project root. */
 export const RUNS_DIR: URL = new URL("../data/runs/", import.meta.url);
 

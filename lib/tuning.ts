@@ -7,6 +7,7 @@
 import { deviceSlug, type DeviceSummary } from "./gpu.ts";
 import { type Params, stepName } from "./kernels/spec.ts";
 import type { Shape } from "./matrix.ts";
+import { platform, projectUrl } from "./platform.ts";
 
 /** One candidate on one shape (gflops absent when it failed or was invalid). */
 export interface ShapeTrial {
@@ -48,27 +49,26 @@ export interface TuningRecord {
   best: TuningTrial;
 }
 
-const TUNING_DIR = new URL("../data/tuning/", import.meta.url);
+const TUNING_DIR = projectUrl("data/tuning/");
+
+/** A step's tuning file on a device, relative to the project root. */
+const tuningPath = (device: DeviceSummary, kernel: string) =>
+  `data/tuning/${deviceSlug(device)}/${stepName(kernel)}.json`;
 
 /** Where the tuning file of a step (by name or id) on a device lives. */
 export function tuningUrl(device: DeviceSummary, kernel: string): URL {
-  return new URL(`${deviceSlug(device)}/${stepName(kernel)}.json`, TUNING_DIR);
+  return projectUrl(tuningPath(device, kernel));
 }
 
 /**
  * The tuning record for this device, or undefined when there is none or it may not be read
- * (no --allow-read), in which case callers use their defaults. A malformed file throws.
+ * (no --allow-read; a browser), in which case callers use their defaults. A malformed file
+ * throws.
  */
 export function loadTuning(device: DeviceSummary, kernel: string): TuningRecord | undefined {
   const url = tuningUrl(device, kernel);
-  let text: string;
-  try {
-    text = Deno.readTextFileSync(url);
-  } catch (e) {
-    const denied = e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied;
-    if (e instanceof Deno.errors.NotFound || denied) return undefined;
-    throw e;
-  }
+  const text = platform.readTextSyncIfPresent(tuningPath(device, kernel));
+  if (text === undefined) return undefined;
   const record = JSON.parse(text) as TuningRecord;
   if (!record?.best?.params) throw new Error(`${url.pathname}: no best.params`);
   if (!isTuningOf(record, kernel)) {

@@ -13,17 +13,10 @@ mkdir -p dist
 smoke=""
 if [ "${1:-}" = --smoke ]; then smoke=1; shift; fi
 
-# bundle ENTRY OUT. The bundler gives every module the bundle's import.meta.url; a step
-# (kernels/NN_name/step.ts) reads its id from its folder, so each step's code gets its own URL
-# back (the bundle sits one folder below the project root, as kernels/ does).
+# bundle ENTRY OUT, then give each step module its own import.meta.url (tools/step_urls.awk).
 bundle() {
   deno bundle --quiet --platform deno --output "$2" "$1"
-  awk '
-    /^\/\/ kernels\/[0-9][0-9]_[a-z0-9_]+\/step\.ts$/ { step = substr($0, 4); print; next }
-    /^\/\/ / { step = "" }
-    step != "" { gsub(/import\.meta\.url/, "new URL(\"../" step "\", import.meta.url).href") }
-    { print }
-  ' "$2" >"$2.tmp" && mv "$2.tmp" "$2"
+  awk -f tools/step_urls.awk "$2" >"$2.tmp" && mv "$2.tmp" "$2"
 }
 bundle lib/bench.ts dist/bench.js
 for entry in "$@"; do

@@ -5,8 +5,13 @@
  */
 import { isSquare, measured, peerLabel } from "../charts/common.ts";
 import type { Ceilings, PeerResult, RunRecord } from "../record.ts";
-import { RECORD_SCHEMA } from "../record.ts";
-import { currentCommit, type KernelResult, newestRecord, RUNS_DIR } from "../record.ts";
+import {
+  currentCommit,
+  type KernelResult,
+  liveRunRecord,
+  newestRecord,
+  RUNS_DIR,
+} from "../record.ts";
 import { type Cell, showNote, showTable } from "./format.ts";
 import { KERNELS, stepName } from "../registry.ts";
 import { kernel } from "./kernels.ts";
@@ -81,17 +86,12 @@ export async function liveRecord(
   results: KernelResult[],
   ceilings?: Ceilings,
 ): Promise<RunRecord> {
-  return {
-    schema: RECORD_SCHEMA,
-    date: new Date().toISOString(),
+  return liveRunRecord(s.summary, results, {
     commit: await currentCommit(),
-    deno: Deno.version.deno,
-    device: s.summary,
-    ...(ceilings ? { ceilings } : {}),
-    results,
-    peers: [],
-    notes: ["live notebook run"],
-  };
+    runtime: Deno.version.deno,
+    note: "live notebook run",
+    ceilings,
+  });
 }
 
 /** GFLOP/s at square size n, keyed by kernel id or peer name (validated and timed only). */

@@ -1,0 +1,51 @@
+/**
+ * The one place the library reads project files (kernels' WGSL, tuning files): in Deno from
+ * disk, in a browser over HTTP. Paths are relative to the project root, which is one folder
+ * above this module; a bundle (dist/bench.js in Deno, site/assets/ladder.js in the browser)
+ * sits one folder below the root it reads, so the same relative paths resolve there too.
+ */
+
+/** How the library reads a project file on the platform it runs on. */
+export interface Platform {
+  /** The file's text; throws when it cannot be read. */
+  readText(path: string): Promise<string>;
+  /**
+   * The file's text, synchronously, or undefined when it is absent, may not be read, or the
+   * platform cannot read synchronously (a browser): callers then use their defaults.
+   */
+  readTextSyncIfPresent(path: string): string | undefined;
+}
+
+/** The project root (or the site folder, in the browser bundle). */
+const ROOT = new URL("../", import.meta.url);
+
+/** A project file's URL: file: in Deno, http(s): in the browser. */
+export function projectUrl(path: string): URL {
+  return new URL(path, ROOT);
+}
+
+const denoFiles: Platform = {
+  readText: (path) => Deno.readTextFile(projectUrl(path)),
+  readTextSyncIfPresent(path) {
+    try {
+      return Deno.readTextFileSync(projectUrl(path));
+    } catch (e) {
+      const denied = e instanceof Deno.errors.NotCapable ||
+        e instanceof Deno.errors.PermissionDenied;
+      if (e instanceof Deno.errors.NotFound || denied) return undefined;
+      throw e;
+    }
+  },
+};
+
+const fetchedFiles: Platform = {
+  async readText(path) {
+    const response = await fetch(projectUrl(path));
+    if (!response.ok) throw new Error(`${path}: HTTP ${response.status} ${response.statusText}`);
+    return await response.text();
+  },
+  readTextSyncIfPresent: () => undefined,
+};
+
+/** Deno reads the disk; a browser (no `Deno` global) fetches from the site. */
+export const platform: Platform = "Deno" in globalThis ? denoFiles : fetchedFiles;
