@@ -6,6 +6,7 @@
  */
 import { deviceSlug, type DeviceSummary } from "./gpu.ts";
 import type { EdgePlan } from "./kernels/cost.ts";
+import { stepName } from "./kernels/spec.ts";
 import type { Params } from "./registry.ts";
 import type { Timing } from "./timing.ts";
 import type { TuningRecord } from "./tuning.ts";
@@ -341,4 +342,28 @@ export function envOrUndefined(name: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A complete run on a real GPU (not a software adapter, not stopped midway). */
+export const isGpuRun = (r: RunRecord): boolean => !r.device.software && r.complete !== false;
+
+/** Whether a record has a validated result of each of these steps (by name or id). */
+export function coversSteps(record: RunRecord, steps: string[]): boolean {
+  const names = new Set(record.results.filter((r) => r.validated).map((r) => stepName(r.kernel)));
+  return steps.every((s) => names.has(stepName(s)));
+}
+
+/**
+ * The record that shows the whole ladder: of the complete GPU runs, the newest of those that
+ * validated the most of `steps` (so a step no GPU host has run yet, or a later run of only some
+ * steps, does not hide the ladder). `records` sorted by date, as listRecords returns them.
+ */
+export function ladderRecord<T extends { record: RunRecord }>(
+  records: T[],
+  steps: string[],
+): T | undefined {
+  const covered = (r: RunRecord) => steps.filter((s) => coversSteps(r, [s])).length;
+  const gpu = records.filter((x) => isGpuRun(x.record));
+  const most = Math.max(0, ...gpu.map((x) => covered(x.record)));
+  return gpu.filter((x) => covered(x.record) === most && most > 0).at(-1);
 }

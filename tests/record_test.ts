@@ -4,7 +4,14 @@
  * record that no longer fits them would break those readers, not this module.
  */
 import assert from "node:assert/strict";
-import { listRecords, type Measured, RUNS_DIR } from "../lib/record.ts";
+import {
+  coversSteps,
+  ladderRecord,
+  listRecords,
+  type Measured,
+  type RunRecord,
+  RUNS_DIR,
+} from "../lib/record.ts";
 
 const isNumber = (x: unknown) => typeof x === "number";
 const isString = (x: unknown) => typeof x === "string";
@@ -80,4 +87,26 @@ Deno.test("every committed record reads and has the sections its type names", as
       assert.ok(Array.isArray(v.failures), `${path}: validation ${v.kernel}`);
     }
   }
+});
+
+Deno.test("the ladder's record: the newest of the GPU runs that validated the most steps", () => {
+  const run = (date: string, kernels: string[], software = false) => ({
+    record: {
+      date,
+      complete: true,
+      device: { software },
+      results: kernels.map((kernel) => ({ kernel, validated: true })),
+    } as unknown as RunRecord,
+  });
+  const older = run("2026-01-01", ["02_naive", "11_autotune"]);
+  const ladder = run("2026-01-02", ["02_naive", "11_autotune", "12_generated"]);
+  const some = run("2026-01-03", ["12_generated"]);
+  const software = run("2026-01-04", ["02_naive", "11_autotune", "12_generated"], true);
+  // "shapes" has no GPU run yet: it does not hide the ladder.
+  const steps = ["naive", "autotune", "generated", "shapes"];
+  assert.equal(ladderRecord([older, ladder, some, software], steps), ladder);
+  assert.equal(ladderRecord([older, some], steps), older, "generated alone is not the ladder");
+  assert.equal(ladderRecord([software], steps), undefined);
+  assert.ok(coversSteps(ladder.record, ["autotune", "12_generated"]));
+  assert.ok(!coversSteps(some.record, ["autotune"]));
 });

@@ -8,9 +8,11 @@
  *
  * The task then runs `deno fmt` on the README, which pads the tables.
  */
-import { KERNELS, stepName } from "../lib/registry.ts";
+import { KERNELS } from "../lib/registry.ts";
 import {
+  isGpuRun,
   type KernelResult,
+  ladderRecord,
   listRecords,
   loadRecord,
   type PeerResult,
@@ -167,12 +169,6 @@ function failure(r: Row): string {
 
 const sourceOf = (path: string) => path.replace(/^.*\/(data\/runs\/)/, "$1");
 
-/** Whether a record validated every step of today's ladder (teaching variants aside). */
-function coversLadder(record: RunRecord): boolean {
-  const names = new Set(record.results.filter((r) => r.validated).map((r) => stepName(r.kernel)));
-  return KERNELS.filter((k) => !k.demo).every((k) => names.has(k.name));
-}
-
 function sameShape(a: Row, b: { m: number; k: number; n: number }) {
   return a.m === b.m && a.k === b.k && a.n === b.n;
 }
@@ -190,15 +186,14 @@ if (import.meta.main) {
   };
   const readmePath = arg("--readme") ?? new URL("../README.md", import.meta.url).pathname;
   const explicit = arg("--record");
-  const gpuRuns = (await listRecords(RUNS_DIR)).filter((x) =>
-    !x.record.device.software && x.record.complete !== false
-  );
+  const runs = await listRecords(RUNS_DIR);
+  const ladder = KERNELS.filter((k) => !k.demo).map((k) => k.name);
   const found = explicit
     ? { path: explicit, record: await loadRecord(explicit) }
-    : gpuRuns.filter((x) => coversLadder(x.record)).at(-1);
+    : ladderRecord(runs, ladder);
   const later = explicit || !found
     ? []
-    : gpuRuns.filter((x) => x.record.date > found.record.date && !coversLadder(x.record));
+    : runs.filter((x) => isGpuRun(x.record) && x.record.date > found.record.date);
   const source = found ? sourceOf(found.path) : "";
   const readme = await Deno.readTextFile(readmePath);
   await Deno.writeTextFile(

@@ -4,12 +4,18 @@
  * committed), and live runs as records for the charts.
  */
 import { isSquare, measured, peerLabel } from "../charts/common.ts";
-import type { Ceilings, PeerResult, RunRecord } from "../record.ts";
 import {
+  type Ceilings,
+  coversSteps,
   currentCommit,
+  isGpuRun,
   type KernelResult,
+  ladderRecord,
+  listRecords,
   liveRunRecord,
   newestRecord,
+  type PeerResult,
+  type RunRecord,
   RUNS_DIR,
 } from "../record.ts";
 import { type Cell, showNote, showTable } from "./format.ts";
@@ -22,22 +28,15 @@ const LADDER = KERNELS.filter((k) => !k.demo).map((k) => k.name);
 
 /**
  * The newest complete run record from a real GPU (not a software adapter) that validated every
- * one of `steps` (by name or id; by default every step of the ladder), if one is committed. A
- * later run of only some steps is then shown where those steps are, and never hides the ladder.
+ * one of `steps` (by name or id), if one is committed; without `steps`, the record of the whole
+ * ladder (`ladderRecord`). A later run of only some steps is shown where those steps are, and
+ * never hides the ladder.
  */
 export async function recordedGpuRun(
-  steps: string[] = LADDER,
+  steps?: string[],
 ): Promise<{ path: string; record: RunRecord } | undefined> {
-  return await newestRecord(
-    recordsDir,
-    (r) => !r.device.software && r.complete !== false && coversSteps(r, steps),
-  );
-}
-
-/** Whether a record has a validated result of each of these steps (matched by name). */
-export function coversSteps(record: RunRecord, steps: string[]): boolean {
-  const names = new Set(record.results.filter((r) => r.validated).map((r) => stepName(r.kernel)));
-  return steps.every((s) => names.has(stepName(s)));
+  if (!steps) return ladderRecord(await listRecords(recordsDir), LADDER);
+  return await newestRecord(recordsDir, (r) => isGpuRun(r) && coversSteps(r, steps));
 }
 
 let recordsDir: string | URL = RUNS_DIR;
