@@ -6,6 +6,8 @@
 // pad: copy2d into a destination whose rows are whole vec4s (dstCols a multiple of 4, as in
 // the padded A and B): one 16-byte store per invocation instead of four 4-byte ones.
 // fill: writes one 32-bit pattern everywhere (the runner poisons C with NaN before each check).
+// sumSlices: adds the partial products of a split-K launch (slice s at s * sliceStride in
+// parts) into C, slice 0 first, so the sum is the same on every run (deterministic).
 
 struct Copy2d {
   srcRows: u32,
@@ -68,4 +70,33 @@ fn fill(@builtin(global_invocation_id) gid: vec3<u32>) {
   if (i < fill_args.count) {
     fill_dst[i] = fill_args.pattern;
   }
+}
+
+struct SumSlices {
+  rows: u32,
+  cols: u32,
+  // Row stride of C and of each slice.
+  ldc: u32,
+  slices: u32,
+  sliceStride: u32,
+  // Invocations per grid row (the grid is 2D when one row of workgroups would be too long).
+  rowStride: u32,
+}
+
+@group(0) @binding(6) var<storage, read> parts: array<f32>;
+@group(0) @binding(7) var<storage, read_write> sums: array<f32>;
+@group(0) @binding(8) var<uniform> sum_args: SumSlices;
+
+@compute @workgroup_size(256)
+fn sumSlices(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let i = gid.y * sum_args.rowStride + gid.x;
+  if (i >= sum_args.rows * sum_args.cols) {
+    return;
+  }
+  let at = (i / sum_args.cols) * sum_args.ldc + i % sum_args.cols;
+  var total = parts[at];
+  for (var s = 1u; s < sum_args.slices; s++) {
+    total += parts[s * sum_args.sliceStride + at];
+  }
+  sums[at] = total;
 }

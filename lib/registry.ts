@@ -14,7 +14,8 @@ import * as subgroupTiling from "../kernels/09_subgroup_tiling/step.ts";
 import * as doubleBuffer from "../kernels/10_double_buffer/step.ts";
 import * as autotune from "../kernels/11_autotune/step.ts";
 import * as generated from "../kernels/12_generated/step.ts";
-import * as f16 from "../kernels/13_f16/step.ts";
+import * as shapes from "../kernels/13_shapes/step.ts";
+import * as f16 from "../kernels/14_f16/step.ts";
 import { type KernelSpec, stepName } from "./kernels/spec.ts";
 
 export type { CostModel, KernelSpec, Params } from "./kernels/spec.ts";
@@ -37,6 +38,7 @@ export const KERNELS: KernelSpec[] = [
   doubleBuffer.step,
   autotune.step,
   generated.step,
+  shapes.step,
   f16.step,
   f16.storage,
 ];

@@ -103,7 +103,11 @@ export function kernelParams(
   overrides?: Params,
   shape?: Shape,
 ): Params {
-  const tuned = spec.deviceTuned ? tunedParams(gpu.summary, spec.name, shape) : undefined;
+  const tuned = shape && spec.planFor
+    ? spec.planFor(shape, gpu.summary)
+    : spec.deviceTuned
+    ? tunedParams(gpu.summary, spec.name, shape)
+    : undefined;
   return { ...spec.params, ...tuned, ...overrides };
 }
 
@@ -134,7 +138,7 @@ let helpersFor: Gpu | undefined;
 async function helperPipeline(
   gpu: Gpu,
   file: Helper,
-  entryPoint: "copy2d" | "pad" | "fill" | "main",
+  entryPoint: "copy2d" | "pad" | "fill" | "sumSlices" | "main",
 ): Promise<GPUComputePipeline> {
   if (helpersFor !== gpu) {
     helpersFor = gpu;
@@ -164,6 +168,16 @@ function uniform(gpu: Gpu, values: number[]): GPUBuffer {
 }
 
 const roundUp = (x: number, to: number) => Math.ceil(x / to) * to;
+
+/**
+ * A grid of 256-invocation workgroups over `count` items, 2D when one row would pass the 65535
+ * workgroups a dimension may have, and the items per grid row.
+ */
+function grid1d(count: number): [number[], number] {
+  const groups = Math.ceil(count / 256);
+  const gx = Math.min(groups, 32768);
+  return [[gx, Math.ceil(groups / gx), 1], gx * 256];
+}
 
 /** An f16 copy of `data` padded to whole 4-byte words (writeBuffer moves multiples of 4). */
 function f16Words(data: ArrayLike<number>): Float16Array {
@@ -196,9 +210,9 @@ export function checkBufferFits(
   }
 }
 
-/** One dispatch of a product: a padding copy, the kernel's tiles, the edge strips. */
+/** One dispatch of a product: a padding copy, the kernel's tiles, the slice sum, the edge strips. */
 interface Step {
-  /** "pad A", "pad B", "tiles", "edge strips" or "unpad C". */
+  /** "pad A", "pad B", "tiles", "sum slices", "edge strips" or "unpad C". */
   label: string;
   pipeline: GPUComputePipeline;
   bind: GPUBindGroup;
@@ -214,7 +228,9 @@ export class BoundProblem {
   readonly c: GPUBuffer;
   private steps: Step[] = [];
   private owned: GPUBuffer[] = [];
-  private poisonStep?: { pipeline: GPUComputePipeline; bind: GPUBindGroup; grid: number[] };
+  private poisonSteps?: { pipeline: GPUComputePipeline; bind: GPUBindGroup; grid: number[] }[];
+  /** The split-K plan's partial products (poisoned with C, so a slice left unwritten fails). */
+  private workspace?: { buffer: GPUBuffer; elements: number };
 
   /** Thin edges computed by the edge-strip kernel; undefined when there are none. */
   readonly edgeStrips?: EdgePlan;
@@ -289,13 +305,23 @@ export class BoundProblem {
     const aUse = padA ? this.buffer(padded.m * padded.k, "A padded") : aBuf;
     const bUse = padB ? this.buffer(padded.k * padded.n, "B padded") : bBuf;
     const cUse = plan.paddedC ? this.buffer(padded.m * padded.n, "C padded") : this.c;
+    // The C the tiles write (padded or real) and its row stride; split K writes slices of it.
+    const [cRows, cCols] = plan.paddedC ? [padded.m, padded.n] : [this.shape.m, this.shape.n];
+    let tilesOut = cUse;
+    const tilesRun = plan.grid.every((g) => g > 0);
+    if (plan.slices > 1 && tilesRun) {
+      const elements = plan.slices * cRows * cCols;
+      checkBufferFits(gpu, "split-K workspace", plan.slices * cRows, cCols, this.bytesPer);
+      tilesOut = this.buffer(elements, "split-K workspace");
+      this.workspace = { buffer: tilesOut, elements };
+    }
     if (padA) await this.copyStep(padA, aBuf, aUse);
     if (padB) await this.copyStep(padB, bBuf, bUse);
     // The fourth word (C's row stride, the real N) is read only by unpaddedC kernels.
     const dims = uniform(gpu, [padded.m, padded.k, padded.n, this.shape.n]);
     this.owned.push(dims);
     const pipe = kernel.pipeline;
-    if (plan.grid.every((g) => g > 0)) {
+    if (tilesRun) {
       this.steps.push({
         label: "tiles",
         pipeline: pipe,
@@ -304,12 +330,16 @@ export class BoundProblem {
           entries: [
             { binding: 0, resource: { buffer: aUse } },
             { binding: 1, resource: { buffer: bUse } },
-            { binding: 2, resource: { buffer: cUse } },
+            { binding: 2, resource: { buffer: tilesOut } },
             { binding: 3, resource: { buffer: dims } },
           ],
         }),
         grid: plan.grid,
       });
+    }
+    if (this.workspace) {
+      const rows = Math.min(plan.tiles.m, cRows), cols = Math.min(plan.tiles.n, cCols);
+      await this.sumStep(tilesOut, cUse, rows, cols, cCols, plan.slices, cRows * cCols);
     }
     if (plan.edgeStrips) await this.stripStep(plan.edgeStrips, aUse, bUse);
     if (unpadC) await this.copyStep(unpadC, cUse, this.c);
@@ -338,6 +368,36 @@ export class BoundProblem {
       grid: vec4Rows
         ? [Math.ceil(copy.toCols / 256), Math.ceil(copy.toRows / 4), 1]
         : [Math.ceil(copy.toCols / 16), Math.ceil(copy.toRows / 16), 1],
+    });
+  }
+
+  /** The split-K sum: slices of `parts` added in order into rows x cols of `out`. */
+  private async sumStep(
+    parts: GPUBuffer,
+    out: GPUBuffer,
+    rows: number,
+    cols: number,
+    ldc: number,
+    slices: number,
+    sliceStride: number,
+  ) {
+    const { gpu } = this;
+    const [grid, rowStride] = grid1d(rows * cols);
+    const args = uniform(gpu, [rows, cols, ldc, slices, sliceStride, rowStride]);
+    this.owned.push(args);
+    const pipeline = await helperPipeline(gpu, "util.wgsl", "sumSlices");
+    this.steps.push({
+      label: "sum slices",
+      pipeline,
+      bind: gpu.device.createBindGroup({
+        layout: pipeline.getBindGroupLayout(0),
+        entries: [
+          { binding: 6, resource: { buffer: parts } },
+          { binding: 7, resource: { buffer: out } },
+          { binding: 8, resource: { buffer: args } },
+        ],
+      }),
+      grid,
     });
   }
 
@@ -413,39 +473,42 @@ export class BoundProblem {
       : new Float32Array(raw);
   }
 
-  /** Fill C with a NaN pattern on the GPU (f16 kernels: two NaN halves per word). */
+  /**
+   * Fill C (and the split-K workspace) with a NaN pattern on the GPU (f16 kernels: two NaN
+   * halves per word).
+   */
   private async poison() {
     const { gpu } = this;
-    if (!this.poisonStep) {
-      const words = Math.ceil((this.shape.m * this.shape.n * this.bytesPer) / 4);
-      const groups = Math.ceil(words / 256);
-      const gx = Math.min(groups, 32768);
-      const args = uniform(gpu, [
-        words,
-        this.bytesPer === 2 ? 0x7e007e00 : NAN_PATTERN,
-        gx * 256,
-        0,
-      ]);
-      this.owned.push(args);
+    if (!this.poisonSteps) {
+      const targets = [{ buffer: this.c, elements: this.shape.m * this.shape.n }];
+      if (this.workspace) targets.push(this.workspace);
       const pipeline = await helperPipeline(gpu, "util.wgsl", "fill");
-      this.poisonStep = {
-        pipeline,
-        bind: gpu.device.createBindGroup({
-          layout: pipeline.getBindGroupLayout(0),
-          entries: [
-            { binding: 3, resource: { buffer: this.c } },
-            { binding: 4, resource: { buffer: args } },
-          ],
-        }),
-        grid: [gx, Math.ceil(groups / gx), 1],
-      };
+      this.poisonSteps = targets.map(({ buffer, elements }) => {
+        const words = Math.ceil((elements * this.bytesPer) / 4);
+        const [grid, rowStride] = grid1d(words);
+        const pattern = this.bytesPer === 2 ? 0x7e007e00 : NAN_PATTERN;
+        const args = uniform(gpu, [words, pattern, rowStride, 0]);
+        this.owned.push(args);
+        return {
+          pipeline,
+          bind: gpu.device.createBindGroup({
+            layout: pipeline.getBindGroupLayout(0),
+            entries: [
+              { binding: 3, resource: { buffer } },
+              { binding: 4, resource: { buffer: args } },
+            ],
+          }),
+          grid,
+        };
+      });
     }
-    const s = this.poisonStep;
     const enc = gpu.device.createCommandEncoder();
     const pass = enc.beginComputePass();
-    pass.setPipeline(s.pipeline);
-    pass.setBindGroup(0, s.bind);
-    pass.dispatchWorkgroups(s.grid[0], s.grid[1], s.grid[2]);
+    for (const s of this.poisonSteps) {
+      pass.setPipeline(s.pipeline);
+      pass.setBindGroup(0, s.bind);
+      pass.dispatchWorkgroups(s.grid[0], s.grid[1], s.grid[2]);
+    }
     pass.end();
     gpu.device.queue.submit([enc.finish()]);
   }

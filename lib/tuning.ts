@@ -31,6 +31,15 @@ export interface TuningTrial {
   others?: ShapeTrial[];
   /** The objective: geometric mean of GFLOP/s over every shape (absent if any failed). */
   score?: number;
+  /** Where it was measured, in a per-shape search (the record's `shape` otherwise). */
+  shape?: Shape;
+}
+
+/** A per-shape search's winner at one shape (lib/tuning.ts keeps it; the step's picker reads). */
+export interface ShapeWinner {
+  shape: Shape;
+  params: Params;
+  gflops: number;
 }
 
 /** The saved result of one autotuning search on one device. */
@@ -47,6 +56,10 @@ export interface TuningRecord {
   space: Record<string, number[]>;
   trials: TuningTrial[];
   best: TuningTrial;
+  /** A per-shape search (step 13's plans): the winner at each shape it measured. */
+  perShape?: ShapeWinner[];
+  /** The SM count the search assumed for its wave arithmetic (WebGPU does not report it). */
+  sms?: number;
 }
 
 const TUNING_DIR = projectUrl("data/tuning/");

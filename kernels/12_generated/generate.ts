@@ -47,6 +47,13 @@ export interface GeneratedParams {
   UNROLL: number;
   NESTED: number;
   LITERAL_BUFFER: number;
+  /**
+   * 1: split K over the grid's z dimension (step 13's split-K plan). Workgroup z takes one
+   * slice of K, whole k tiles long, and writes its partial C to slice z of the C binding (a
+   * workspace of grid.z partial products, which the runner sums in slice order). 0 or absent:
+   * the whole K, C written directly; the text is then exactly step 12's.
+   */
+  SPLIT_K?: number;
 }
 
 /** Every transform on: the step's kernel. */
@@ -83,6 +90,7 @@ export function whyInvalid(p: GeneratedParams): string | undefined {
       "AHEAD, UNROLL, NESTED and LITERAL_BUFFER must be 0 or 1",
     ],
     [p.UNROLL === 1 || p.AHEAD === 0, "AHEAD reorders the written-out loop: it needs UNROLL"],
+    [!p.SPLIT_K || p.SPLIT_K === 1, "SPLIT_K must be 0 or 1"],
   ];
   return rules.find(([ok]) => !ok)?.[1];
 }
@@ -102,6 +110,7 @@ export function generateWgsl(p: GeneratedParams): string {
     p.UNROLL,
     p.NESTED,
     p.LITERAL_BUFFER,
+    p.SPLIT_K ?? 0,
   ]);
   let text = cache.get(key);
   if (text === undefined) {
@@ -249,11 +258,14 @@ ${half(1, 0)}
     let other = 1u - cur;
 ${half("cur", "other")}
   }`;
+  const split = p.SPLIT_K === 1;
   const store = (r: number, j: number) =>
     `store(r${r >> 2} + ${r & 3}u, col0 + ${32 * j}u, c${r}${j});`;
   return `// Step 12 (generated): ${p.BM} x ${p.BN} tiles of C, k tiles of ${p.BK}, 8 x ${p.TN} outputs
 // per invocation, ${threads} invocations. Written by kernels/12_generated/generate.ts for
-// BM=${p.BM} BN=${p.BN} BK=${p.BK} TN=${p.TN} PAD=${p.PAD} GROUP_M=${p.GROUP_M} AHEAD=${p.AHEAD}.
+// BM=${p.BM} BN=${p.BN} BK=${p.BK} TN=${p.TN} PAD=${p.PAD} GROUP_M=${p.GROUP_M} AHEAD=${p.AHEAD}.${
+    split ? "\n// Split K: workgroup z sums slice z of K into partial C number z (SPLIT_K=1)." : ""
+  }
 
 struct Dims {
   M: u32,
@@ -268,7 +280,16 @@ struct Dims {
 @group(0) @binding(1) var<storage, read> B: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read_write> C: array<f32>;
 @group(0) @binding(3) var<uniform> dims: Dims;
-
+${
+    split
+      ? `
+// This workgroup's slice of K, [kBegin, kEnd), and where its partial C starts in the workspace.
+var<private> kBegin: u32;
+var<private> kEnd: u32;
+var<private> cBase: u32;
+`
+      : ""
+  }
 // [buffer][k row][vec4 column]: A transposed (its columns are rows of C), B as it is.
 ${
     p.NESTED
@@ -280,12 +301,20 @@ var<workgroup> Bs: array<vec4<f32>, ${2 * p.BK * bn4}>;`
 
 // Four k values of row \`row\` of A, from column \`k\`.
 fn loadA(row: u32, k: u32) -> vec4<f32> {
-  return A[select(arrayLength(&A) - 1u, (row * dims.K + k) / 4u, row < dims.M && k < dims.K)];
+${
+    split
+      ? "  return A[select(arrayLength(&A) - 1u, (row * dims.K + kBegin + k) / 4u, row < dims.M && kBegin + k < kEnd)];"
+      : "  return A[select(arrayLength(&A) - 1u, (row * dims.K + k) / 4u, row < dims.M && k < dims.K)];"
+  }
 }
 
 // Four columns of row \`k\` of B, from column \`col\`.
 fn loadB(k: u32, col: u32) -> vec4<f32> {
-  return B[select(arrayLength(&B) - 1u, (k * dims.N + col) / 4u, k < dims.K && col < dims.N)];
+${
+    split
+      ? "  return B[select(arrayLength(&B) - 1u, ((kBegin + k) * dims.N + col) / 4u, kBegin + k < kEnd && col < dims.N)];"
+      : "  return B[select(arrayLength(&B) - 1u, (k * dims.N + col) / 4u, k < dims.K && col < dims.N)];"
+  }
 }
 
 // Row \`row\`, columns k..k+3 of the A tile go to k rows k..k+3 of the transposed tile.
@@ -303,7 +332,7 @@ fn store(row: u32, col: u32, v: vec4<f32>) {
   if (row >= dims.M) {
     return;
   }
-  let at = row * dims.ldc + col;
+  let at = ${split ? "cBase + " : ""}row * dims.ldc + col;
   if (col + 3u < dims.ldc) {
     C[at] = v.x;
     C[at + 1u] = v.y;
@@ -334,7 +363,16 @@ fn main(
   @builtin(num_workgroups) grid: vec3<u32>,
 ) {
   let tile = tileOf(wid, grid);
-  let m0 = tile.x * ${p.BM}u;
+${
+    split
+      ? `  // Slices of whole k tiles; the last ones may be short or empty (they then store zeros).
+  let kChunk = (dims.K + grid.z * ${p.BK}u - 1u) / (grid.z * ${p.BK}u) * ${p.BK}u;
+  kBegin = min(wid.z * kChunk, dims.K);
+  kEnd = min(kBegin + kChunk, dims.K);
+  cBase = wid.z * dims.M * dims.ldc;
+`
+      : ""
+  }  let m0 = tile.x * ${p.BM}u;
   let n0 = tile.y * ${p.BN}u;
   // What this invocation loads: row aRow (+ ${aRowStep} per further load), k columns aCol..+3
   // of the A tile; k row bRow (+ ${bRowStep} per further load), vec4 column bVec of the B tile.
@@ -356,7 +394,7 @@ fn main(
 ${lines(vecs, (j) => `  let b${j}At = wx * ${2 * p.TN}u + lx + ${8 * j}u;`)}
   let computes = m0 + wy * 32u < dims.M && n0 + wx * ${8 * p.TN}u < dims.N;
 ${acc}
-  let tiles = (dims.K + ${p.BK - 1}u) / ${p.BK}u;
+  let tiles = (${split ? "kEnd - kBegin" : "dims.K"} + ${p.BK - 1}u) / ${p.BK}u;
 ${
     lines(loads.a, (j) =>
       `  stashA(0u, aRow + ${j * aRowStep}u, aCol, loadA(m0 + aRow + ${j * aRowStep}u, aCol));`)

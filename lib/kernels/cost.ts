@@ -108,13 +108,23 @@ export interface LaunchPlan {
   edgeStrips?: EdgePlan;
   /** The edge-strip kernel's workgroups: the bottom strip's first, then the right strip's. */
   stripGroups: { bottom: number; right: number };
+  /**
+   * Partial products of a split-K launch (1: none). With more, the tiles write `slices` partial
+   * Cs into a workspace and a "sum slices" dispatch adds them over `tiles` (rows x columns).
+   */
+  slices: number;
 }
 
 /** The parts of a kernel's description its launch plan depends on. */
 export type LaunchSpec = Pick<
   KernelSpec,
-  "id" | "align" | "dispatch" | "unpaddedC" | "edgeStrips" | "precision"
+  "id" | "align" | "dispatch" | "unpaddedC" | "edgeStrips" | "precision" | "slices"
 >;
+
+/** Whether a kernel with these parameters may hand thin edges to the edge-strip kernel. */
+export function hasEdgeStrips(spec: Pick<KernelSpec, "edgeStrips">, params: Params): boolean {
+  return typeof spec.edgeStrips === "function" ? spec.edgeStrips(params) : !!spec.edgeStrips;
+}
 
 /**
  * The launch plan of `spec` with `params` on `shape`: which dimensions are padded to the
@@ -154,7 +164,7 @@ export function launchPlan(
     copies.push({ label: "unpad C", rows: padded.m, cols: padded.n, toRows: m, toCols: n });
   }
   let strips: EdgePlan | undefined;
-  if (edgeStrips && spec.edgeStrips) {
+  if (edgeStrips && hasEdgeStrips(spec, params)) {
     const plan = edgePlan(shape, params.BM, params.BN);
     if (plan.rowsFrom < m || plan.colsFrom < n) strips = plan;
   }
@@ -167,12 +177,17 @@ export function launchPlan(
     k: padded.k,
     n: strips && strips.colsFrom < n ? strips.colsFrom : padded.n,
   };
+  const slices = spec.slices?.(params) ?? 1;
+  if (!Number.isInteger(slices) || slices < 1) {
+    throw new GemmError("params", `${spec.id}: ${slices} slices of K`);
+  }
   return {
     padded,
     copies,
     paddedC,
     tiles,
     grid: spec.dispatch(tiles, params),
+    slices,
     ...(strips ? { edgeStrips: strips } : {}),
     stripGroups: {
       bottom: strips && strips.rowsFrom < m ? ceilDiv(n, STRIP_COLUMNS) : 0,
@@ -198,7 +213,12 @@ export function launchModel(spec: LaunchSpec, s: Shape, p: Params): CostModel {
       loads += plan.edgeStrips.rowsFrom * s.k + plan.stripGroups.right * s.k * cols;
     }
   }
-  const cStores = plan.paddedC ? plan.padded.m * plan.padded.n : s.m * s.n;
+  let cStores = plan.paddedC ? plan.padded.m * plan.padded.n : s.m * s.n;
+  if (plan.slices > 1) {
+    // Each slice stores its partial C over the tiles; the sum reads them all and stores C.
+    const summed = Math.min(plan.tiles.m, s.m) * Math.min(plan.tiles.n, s.n);
+    cStores += (2 * plan.slices) * summed;
+  }
   const copies = plan.copies.reduce((sum, c) => sum + c.rows * c.cols + c.toRows * c.toCols, 0);
   return { flops: flops(s), bytes: 4 * (loads + cStores + copies) };
 }

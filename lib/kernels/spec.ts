@@ -3,6 +3,7 @@
  * step's id, number and name, read from the folder it lives in. This module imports nothing
  * from the registry or the steps, so steps, the cost models and the registry can all use it.
  */
+import type { DeviceSummary } from "../gpu.ts";
 import type { Shape } from "../matrix.ts";
 
 /** Tile parameters, passed to the WGSL file as `override` constants of the same names. */
@@ -64,9 +65,15 @@ export interface KernelSpec extends StepLayout {
    * only: when M or N ends 1..STRIP_WIDTH past a tile multiple, the runner adds the edge-strip
    * kernel (kernels/edge_strips.wgsl) for those rows and columns instead of one more row or
    * column of tiles. Requires that C is written at its real size (align m = 1; unpaddedC when
-   * N is padded).
+   * N is padded). A function decides per parameter set (a plan without BM x BN tiles has none).
    */
-  edgeStrips?: boolean;
+  edgeStrips?: boolean | ((p: Params) => boolean);
+  /**
+   * Split K: the kernel's grid has this many z slices, each writing its partial C to its own
+   * slice of a workspace that the runner then sums into C in slice order (a second dispatch,
+   * timed with the product). Absent or 1: the kernel writes C itself.
+   */
+  slices?(p: Params): number;
   /**
    * The global-memory model: what each tile loads and how often. Called as a method, so a tiled
    * step counts its own launch plan (`launchModel(this, ...)`), inherited ones included.
@@ -84,6 +91,11 @@ export interface KernelSpec extends StepLayout {
    * (data/tuning, looked up by the step's name in lib/tuning.ts) over `params`.
    */
   deviceTuned?: boolean;
+  /**
+   * Parameters picked per shape and device (13's plan picker, which also reads that step's
+   * per-shape tuning); the runner layers them over `params` when it knows the shape.
+   */
+  planFor?(shape: Shape, device: DeviceSummary): Params;
 }
 
 const STEP_FOLDER = /^(\d+)_([a-z0-9_]+)$/;

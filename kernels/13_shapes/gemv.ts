@@ -1,0 +1,142 @@
+/**
+ * The WGSL of step 13's matrix-vector plan, written out by TypeScript for ROWS rows of C per
+ * workgroup.
+ *
+ * With M of 1 to 16 the product is M dot products of A's rows with every column of B: 2·M·K·N
+ * FLOPs over K·N elements of B, at most 8 FLOPs per byte of B, so the time is the time to read
+ * B once. The tiled kernels waste this: a 128-row tile is 1-16 rows of work, and each column of
+ * B tile is staged in workgroup memory for nothing. This kernel reads B straight from global
+ * memory, once per workgroup row (one when M <= ROWS), in vec4s that 64 neighbouring invocations
+ * take from 1 KiB of one row of B (coalesced), and A's ROWS x 4 values for the same k, which
+ * every invocation of the workgroup reads alike (one broadcast load each).
+ *
+ * A workgroup is 64 columns lanes (256 columns of C) x 4 k lanes: k lane g takes the k steps
+ * g, g + 4, g + 8, ... of four k each, so four loads of B are in flight per column for every one
+ * a plain loop would have, and the four partial sums meet in workgroup memory at the end, row by
+ * row, in a fixed order. Workgroup z takes slice z of K (the grid's z is the slice count) and
+ * writes its partial C to slice z of the C binding, which the runner sums in slice order when
+ * there is more than one: this is what fills a GPU of 132 SMs when N / 256 workgroups would not.
+ */
+
+/** Column lanes (vec4 columns of C) and k lanes of one workgroup. */
+export const GEMV_LANES = 64;
+export const GEMV_K_LANES = 4;
+/** Columns of C one workgroup covers: the plan's BN. */
+export const GEMV_COLUMNS = 4 * GEMV_LANES;
+/** Bytes of workgroup memory: one vec4 per invocation, for the k lanes' sums. */
+export const GEMV_STORAGE_BYTES = GEMV_LANES * GEMV_K_LANES * 16;
+/** The most rows of C one workgroup keeps in registers (ROWS vec4 accumulators each). */
+export const GEMV_MAX_ROWS = 16;
+
+/** Why ROWS cannot be generated (undefined when it can). */
+export function gemvInvalid(rows: number): string | undefined {
+  return Number.isInteger(rows) && rows >= 1 && rows <= GEMV_MAX_ROWS
+    ? undefined
+    : `the matrix-vector kernel keeps 1 to ${GEMV_MAX_ROWS} rows of C per workgroup`;
+}
+
+const cache = new Map<number, string>();
+
+/** The matrix-vector kernel's WGSL for ROWS rows of C per workgroup (cached). */
+export function gemvWgsl(rows: number): string {
+  let text = cache.get(rows);
+  if (text === undefined) {
+    const why = gemvInvalid(rows);
+    if (why) throw new RangeError(`matrix-vector kernel, ROWS=${rows}: ${why}`);
+    text = emit(rows);
+    cache.set(rows, text);
+  }
+  return text;
+}
+
+const lines = (n: number, line: (i: number) => string) =>
+  Array.from({ length: n }, (_, i) => line(i)).join("\n");
+
+function emit(rows: number): string {
+  return `// Step 13 (matrix-vector): ${rows} rows of C x ${GEMV_COLUMNS} columns per workgroup, B read
+// once in vec4s, K split over ${GEMV_K_LANES} k lanes and over the grid's z (slices). Written by
+// kernels/13_shapes/gemv.ts for ROWS=${rows}.
+
+struct Dims {
+  M: u32,
+  K: u32,
+  N: u32,
+  // Row stride of C: the real N (B's rows are padded to whole vec4s when N is not).
+  ldc: u32,
+}
+
+// Out-of-bounds loads read the zero vec4 the runner keeps after A's and B's data.
+@group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> B: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> C: array<f32>;
+@group(0) @binding(3) var<uniform> dims: Dims;
+
+// The k lanes' partial sums of one row of C: [k lane][column lane].
+var<workgroup> sums: array<array<vec4<f32>, ${GEMV_LANES}>, ${GEMV_K_LANES}>;
+
+// Four k values of row \`row\` of A from column \`k\` (zero past the matrix).
+fn loadA(row: u32, k: u32) -> vec4<f32> {
+  return A[select(arrayLength(&A) - 1u, (row * dims.K + k) / 4u, row < dims.M)];
+}
+
+// Four columns of row \`k\` of B from column \`col\` (zero past the matrix).
+fn loadB(k: u32, col: u32) -> vec4<f32> {
+  return B[select(arrayLength(&B) - 1u, (k * dims.N + col) / 4u, col < dims.N)];
+}
+
+// Four columns of C from index \`at\` (column \`col\`); those past the real N are left alone.
+fn store(at: u32, col: u32, v: vec4<f32>) {
+  if (col < dims.ldc) { C[at] = v.x; }
+  if (col + 1u < dims.ldc) { C[at + 1u] = v.y; }
+  if (col + 2u < dims.ldc) { C[at + 2u] = v.z; }
+  if (col + 3u < dims.ldc) { C[at + 3u] = v.w; }
+}
+
+@compute @workgroup_size(${GEMV_LANES * GEMV_K_LANES})
+fn main(
+  @builtin(local_invocation_index) tid: u32,
+  @builtin(workgroup_id) wid: vec3<u32>,
+  @builtin(num_workgroups) grid: vec3<u32>,
+) {
+  let lane = tid % ${GEMV_LANES}u;
+  let kLane = tid / ${GEMV_LANES}u;
+  let col = (wid.x * ${GEMV_LANES}u + lane) * 4u;
+  let row0 = wid.y * ${rows}u;
+  // Slice z of K, in whole steps of ${
+    4 * GEMV_K_LANES
+  } (one per k lane); the last may be short or empty.
+  let kChunk = (dims.K + grid.z * ${4 * GEMV_K_LANES}u - 1u) / (grid.z * ${4 * GEMV_K_LANES}u) * ${
+    4 * GEMV_K_LANES
+  }u;
+  let kBegin = min(wid.z * kChunk, dims.K);
+  let kEnd = min(kBegin + kChunk, dims.K);
+${lines(rows, (r) => `  var c${r} = vec4<f32>(0.0);`)}
+  for (var k = kBegin + kLane * 4u; k < kEnd; k += ${4 * GEMV_K_LANES}u) {
+    // K is a multiple of 4 (the runner pads it), so k..k+3 are all inside.
+    let b0 = loadB(k, col);
+    let b1 = loadB(k + 1u, col);
+    let b2 = loadB(k + 2u, col);
+    let b3 = loadB(k + 3u, col);
+${
+    lines(rows, (r) =>
+      `    let a${r} = loadA(row0 + ${r}u, k);
+    c${r} += a${r}.x * b0 + a${r}.y * b1 + a${r}.z * b2 + a${r}.w * b3;`)
+  }
+  }
+  let at = wid.z * dims.M * dims.ldc + col;
+${lines(rows, (r) => sumAndStore(r))}
+}
+`.replaceAll("row0 + 0u", "row0");
+}
+
+/** Row r: the k lanes' sums meet in workgroup memory; k lane 0 adds them in order and stores. */
+function sumAndStore(r: number): string {
+  const add = Array.from({ length: GEMV_K_LANES - 1 }, (_, g) => ` + sums[${g + 1}u][lane]`)
+    .join("");
+  return `  sums[kLane][lane] = c${r};
+  workgroupBarrier();
+  if (kLane == 0u && row0 + ${r}u < dims.M) {
+    store(at + (row0 + ${r}u) * dims.ldc, col, sums[0u][lane]${add});
+  }
+  workgroupBarrier();`;
+}

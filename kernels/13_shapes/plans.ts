@@ -1,0 +1,286 @@
+/**
+ * Step 13's plans and the picker that chooses one per shape and device.
+ *
+ * A plan is a parameter set of the step (kernels/13_shapes/step.ts):
+ * - tiles (PLAN 0, SLICES 1): step 12's generated kernel at a tile configuration chosen for how
+ *   well its grid fills the GPU;
+ * - split-K (PLAN 0, SLICES > 1): the same kernel with K cut into SLICES slices of whole k tiles,
+ *   each slice's partial C written to a workspace and summed in slice order by a second
+ *   dispatch (deterministic: the same sums in the same order on every run);
+ * - matrix-vector (PLAN 1): kernels/13_shapes/gemv.ts for M of 1 to 16 (BM rows of C per
+ *   workgroup), B read once, K split over SLICES as in split-K.
+ *
+ * The picker takes a saved winner when the per-shape search (kernels/13_shapes/search.ts) ran
+ * on this device for a shape of the same class, and otherwise the plan its time model ranks
+ * first. The model is wave arithmetic: a grid of W workgroups on a GPU with S SMs, each of which
+ * holds R of them at once, runs in ceil(W / (S·R)) waves, and a wave that is partly empty costs
+ * as much as a full one.
+ */
+import type { DeviceSummary } from "../../lib/gpu.ts";
+import type { Params } from "../../lib/kernels/spec.ts";
+import type { Shape } from "../../lib/matrix.ts";
+import { loadTuning, tunedParams, type TuningRecord } from "../../lib/tuning.ts";
+import { ALL_TRANSFORMS, type GeneratedParams, invocations } from "../12_generated/generate.ts";
+import { GEMV_COLUMNS, GEMV_K_LANES, GEMV_MAX_ROWS } from "./gemv.ts";
+
+export const PLAN_TILES = 0;
+export const PLAN_GEMV = 1;
+
+export type PlanKind = "tiles" | "split-K" | "matrix-vector";
+
+/** What a parameter set of the step does. */
+export function planKind(p: Params): PlanKind {
+  if (p.PLAN === PLAN_GEMV) return "matrix-vector";
+  return p.SLICES > 1 ? "split-K" : "tiles";
+}
+
+/**
+ * What the picker knows of a GPU. WebGPU does not expose the SM (compute unit) count, nor the
+ * peak rates, so they come from this table, matched on the adapter's description; a device that
+ * is not in it gets DEFAULT_DEVICE, and the per-shape search (which measures instead of
+ * predicting) is what makes the picks right there.
+ */
+export interface DeviceModel {
+  /** Streaming multiprocessors (NVIDIA) or compute units. */
+  sms: number;
+  /** FP32 FMA peak, GFLOP/s per SM. */
+  smGflops: number;
+  /** DRAM bandwidth, GB/s. */
+  bandwidthGBs: number;
+  /** Where these numbers come from. */
+  source: string;
+}
+
+/** Public spec sheets (the SXM parts; the H100 PCIe has 114 SMs and 2.0 TB/s). */
+const DEVICES: [RegExp, Omit<DeviceModel, "source">, string][] = [
+  [/h100.*pcie/i, { sms: 114, smGflops: 450, bandwidthGBs: 2000 }, "H100 PCIe"],
+  [/h200/i, { sms: 132, smGflops: 507, bandwidthGBs: 4800 }, "H200 SXM"],
+  [/h100/i, { sms: 132, smGflops: 507, bandwidthGBs: 3350 }, "H100 SXM"],
+  [/a100/i, { sms: 108, smGflops: 181, bandwidthGBs: 2039 }, "A100 SXM"],
+  [/rtx 4090/i, { sms: 128, smGflops: 645, bandwidthGBs: 1008 }, "RTX 4090"],
+];
+
+/** An unknown GPU: a mid-size discrete part. */
+const DEFAULT_DEVICE = { sms: 64, smGflops: 300, bandwidthGBs: 1000 };
+
+/** The picker's model of `device`: its table row, or the default (a tuning file may say SMs). */
+export function deviceModel(device: DeviceSummary, tuning?: TuningRecord): DeviceModel {
+  const row = DEVICES.find(([re]) => re.test(device.description));
+  const base = row
+    ? { ...row[1], source: `spec sheet of the ${row[2]} (matched on "${device.description}")` }
+    : {
+      ...DEFAULT_DEVICE,
+      source: `not in the table: ${DEFAULT_DEVICE.sms} SMs assumed (WebGPU does not say)`,
+    };
+  return tuning?.sms ? { ...base, sms: tuning.sms, source: "the tuning file" } : base;
+}
+
+/** The tile configurations the picker chooses among (GROUP_M and AHEAD come from step 12). */
+export const TILE_CONFIGS: Pick<GeneratedParams, "BM" | "BN" | "BK" | "TN">[] = [
+  { BM: 128, BN: 256, BK: 16, TN: 16 },
+  { BM: 128, BN: 128, BK: 16, TN: 8 },
+  { BM: 64, BN: 128, BK: 16, TN: 8 },
+  { BM: 64, BN: 64, BK: 16, TN: 8 },
+  { BM: 32, BN: 64, BK: 16, TN: 8 },
+];
+
+/** Slice counts the picker considers for split-K and the matrix-vector plan. */
+const SLICE_COUNTS = [1, 2, 4, 8, 16, 32, 64];
+/** The shortest slice of K worth a workgroup (shorter ones are mostly prologue and stores). */
+const MIN_SLICE_K = 128;
+
+/**
+ * Workgroups of a configuration one SM holds at once, from NVIDIA's per-SM budgets (65 536
+ * registers, 2 048 invocations, 227 KiB of shared memory) and an estimate of the registers an
+ * invocation takes: its 8 x TN accumulators, its loads in flight, its fragments, and 24 more.
+ */
+export function residentPerSm(p: GeneratedParams): number {
+  const t = invocations(p);
+  const loads = (p.BM * p.BK + p.BK * p.BN) / 4 / t;
+  const registers = 8 * p.TN + 4 * loads + 4 * (2 + p.TN / 4) + 24;
+  const smem = 2 * (p.BK * p.BM + p.BK * p.BN) * 4;
+  return Math.max(
+    1,
+    Math.min(Math.floor(65536 / (t * registers)), Math.floor(2048 / t), Math.floor(232448 / smem)),
+  );
+}
+
+/** The wave arithmetic of one launch: W workgroups over S SMs holding R each. */
+export interface Waves {
+  workgroups: number;
+  /** Workgroups in flight at once: SMs x resident per SM. */
+  perWave: number;
+  waves: number;
+  /** Share of the launch's workgroup slots that hold work: W / (waves x perWave). */
+  fill: number;
+}
+
+export function waves(workgroups: number, sms: number, resident: number): Waves {
+  const perWave = sms * resident;
+  const count = Math.max(1, Math.ceil(workgroups / perWave));
+  return { workgroups, perWave, waves: count, fill: workgroups / (count * perWave) };
+}
+
+/** One plan and the model's time for it. */
+export interface Candidate {
+  params: Params;
+  kind: PlanKind;
+  waves: Waves;
+  /** Modeled time, ms (a ranking, not a promise). */
+  modelMs: number;
+}
+
+/** Per dispatch: what the model charges for launching one more kernel. */
+const DISPATCH_MS = 0.005;
+
+/**
+ * Share of an SM's FMA peak a tile reaches inside a full wave: more of it for tiles that reuse
+ * each loaded element more (BM·BN / (BM + BN) multiply-adds per element). A prior for ranking;
+ * the search measures.
+ */
+const tileEfficiency = (p: GeneratedParams) => {
+  const reuse = (p.BM * p.BN) / (p.BM + p.BN);
+  return reuse / (reuse + 16);
+};
+
+/**
+ * What splitting K into `slices` adds: the partial Cs of m x n written (slices - 1 more than C),
+ * read back by the sum, and C written again, plus the sum's dispatch.
+ */
+const sumMs = (slices: number, m: number, n: number, dev: DeviceModel) =>
+  slices > 1 ? DISPATCH_MS + (2 * slices * m * n * 4) / (dev.bandwidthGBs * 1e6) : 0;
+
+/** A tiles or split-K plan of `config` with `slices` slices, under the model. */
+function tilePlan(
+  s: Shape,
+  config: GeneratedParams,
+  slices: number,
+  dev: DeviceModel,
+): Candidate {
+  const resident = residentPerSm(config);
+  const tiles = Math.ceil(s.m / config.BM) * Math.ceil(s.n / config.BN);
+  const w = waves(tiles * slices, dev.sms, resident);
+  const sliceK = Math.ceil(s.k / slices / config.BK) * config.BK;
+  const perSlotGflops = (dev.smGflops * tileEfficiency(config)) / resident;
+  // Each workgroup also pays its first tile's loads and its stores: about 4 more k tiles.
+  const workK = sliceK + 4 * config.BK;
+  const computeMs = (w.waves * 2 * config.BM * config.BN * workK) / (perSlotGflops * 1e6);
+  // A read N / BN times and B M / BM times (the L2 keeps some of it: a floor, not a sum).
+  const bytes = 4 *
+    (s.m * s.k * Math.ceil(s.n / config.BN) + s.k * s.n * Math.ceil(s.m / config.BM));
+  const memoryMs = bytes / (dev.bandwidthGBs * 1e6);
+  return {
+    params: { ...config, PLAN: PLAN_TILES, SLICES: slices },
+    kind: slices > 1 ? "split-K" : "tiles",
+    waves: w,
+    modelMs: DISPATCH_MS + Math.max(computeMs, memoryMs) + sumMs(slices, s.m, s.n, dev),
+  };
+}
+
+/** Rows per workgroup of the matrix-vector plan: M in as few row blocks as fit in registers. */
+export const gemvRows = (m: number) => Math.ceil(m / Math.ceil(m / GEMV_MAX_ROWS));
+
+/**
+ * The matrix-vector plan with `slices` slices: bound by reading B once per row block, at the
+ * bandwidth the launch can draw (a full GPU needs about four 256-invocation workgroups per SM
+ * in flight to cover DRAM latency).
+ */
+function gemvPlan(s: Shape, slices: number, dev: DeviceModel): Candidate {
+  const rows = gemvRows(s.m);
+  const blocks = Math.ceil(s.m / rows);
+  const w = waves(Math.ceil(s.n / GEMV_COLUMNS) * blocks * slices, dev.sms, 4);
+  const bytes = 4 * (s.k * s.n * blocks + s.m * s.k + s.m * s.n);
+  const drawn = Math.min(1, w.workgroups / w.perWave);
+  return {
+    params: { PLAN: PLAN_GEMV, SLICES: slices, BM: rows, BN: GEMV_COLUMNS, BK: 4 * GEMV_K_LANES },
+    kind: "matrix-vector",
+    waves: w,
+    modelMs: DISPATCH_MS + bytes / (dev.bandwidthGBs * 1e6 * drawn) + sumMs(slices, s.m, s.n, dev),
+  };
+}
+
+/** The most rows for which the matrix-vector plan is a candidate (two row blocks of 16). */
+export const GEMV_MAX_M = 2 * GEMV_MAX_ROWS;
+
+/** Step 12's tuned launch order and look-ahead on this device, else its defaults. */
+function generatedKnobs(device: DeviceSummary): Pick<GeneratedParams, "GROUP_M" | "AHEAD"> {
+  const tuned = tunedParams(device, "generated");
+  return { GROUP_M: tuned?.GROUP_M ?? 8, AHEAD: tuned?.AHEAD ?? 0 };
+}
+
+/**
+ * Every plan the picker considers for `s`, fastest first under the model: each tile
+ * configuration (and step 12's tuned one) at each slice count that leaves slices of at least
+ * MIN_SLICE_K, and the matrix-vector plan when M <= GEMV_MAX_M.
+ */
+export function candidates(s: Shape, device: DeviceSummary, tuning?: TuningRecord): Candidate[] {
+  const dev = deviceModel(device, tuning);
+  const knobs = generatedKnobs(device);
+  const tuned = tunedParams(device, "generated");
+  const configs = [...TILE_CONFIGS];
+  if (
+    tuned && !configs.some((c) => ["BM", "BN", "BK", "TN"].every((k) => c[k as "BM"] === tuned[k]))
+  ) {
+    configs.unshift({ BM: tuned.BM, BN: tuned.BN, BK: tuned.BK, TN: tuned.TN });
+  }
+  const slicesFor = (minK: number) =>
+    SLICE_COUNTS.filter((n) => n === 1 || s.k / n >= Math.max(MIN_SLICE_K, minK));
+  // Configurations this device cannot launch (a software adapter's 32 KiB of workgroup memory).
+  const fits = (p: GeneratedParams) =>
+    2 * (p.BK * p.BM + p.BK * p.BN) * 4 <=
+      (device.limits.maxComputeWorkgroupStorageSize ?? Infinity) &&
+    invocations(p) <= (device.limits.maxComputeInvocationsPerWorkgroup ?? Infinity);
+  const out: Candidate[] = [];
+  for (const c of configs) {
+    const config: GeneratedParams = { ...c, PAD: 0, ...knobs, ...ALL_TRANSFORMS };
+    if (!fits(config)) continue;
+    for (const n of slicesFor(config.BK)) out.push(tilePlan(s, config, n, dev));
+  }
+  if (s.m <= GEMV_MAX_M) {
+    for (const n of slicesFor(4 * GEMV_K_LANES)) out.push(gemvPlan(s, n, dev));
+  }
+  return out.sort((a, b) => a.modelMs - b.modelMs);
+}
+
+/**
+ * A shape's class for the saved search: each dimension's log2, rounded. Shapes of one class are
+ * within a factor of about 1.4 of each other in every dimension, so one plan suits them all.
+ */
+export function shapeClass(s: Shape): string {
+  return [s.m, s.k, s.n].map((d) => Math.round(Math.log2(d))).join("-");
+}
+
+/** What the picker chose for a shape, and why. */
+export interface PlanChoice {
+  params: Params;
+  kind: PlanKind;
+  /** "tuned" (the saved search's winner for the shape's class) or "model". */
+  from: "tuned" | "model";
+  waves: Waves;
+}
+
+/**
+ * The plan for `s` on `device`: the saved winner for the shape's class when the per-shape search
+ * ran there (the matrix-vector plan's rows re-fit to this M), else the model's first candidate.
+ */
+export function pickPlan(s: Shape, device: DeviceSummary): PlanChoice {
+  const tuning = loadTuning(device, "shapes");
+  const all = candidates(s, device, tuning);
+  const won = tuning?.perShape?.find((w) => shapeClass(w.shape) === shapeClass(s));
+  if (won) {
+    const params = { ...won.params };
+    if (params.PLAN === PLAN_GEMV) params.BM = gemvRows(s.m);
+    if (params.PLAN !== PLAN_GEMV || s.m <= GEMV_MAX_M) {
+      const same = all.find((c) => sameParams(c.params, params));
+      return { params, kind: planKind(params), from: "tuned", waves: same?.waves ?? all[0].waves };
+    }
+  }
+  const best = all[0];
+  return { params: best.params, kind: best.kind, from: "model", waves: best.waves };
+}
+
+/** Whether two plans are the same (compared on the plan's own keys). */
+export function sameParams(a: Params, b: Params): boolean {
+  const keys = ["PLAN", "SLICES", "BM", "BN", "BK", "TN"];
+  return keys.every((k) => (a[k] ?? 0) === (b[k] ?? 0) || (a.PLAN === PLAN_GEMV && k === "TN"));
+}

@@ -1,0 +1,80 @@
+/**
+ * Step 13: the kernel family a program would call for any shape. A plan per shape and device
+ * (kernels/13_shapes/plans.ts): step 12's generated kernel at a tile size that fills the GPU's
+ * waves, the same kernel with K split into slices summed in a fixed order when M x N is small
+ * and K long, and a matrix-vector kernel (kernels/13_shapes/gemv.ts) when M is 1 to 16.
+ */
+import { type KernelSpec, type Params, stepLayout } from "../../lib/kernels/spec.ts";
+import { ceilDiv } from "../../lib/kernels/cost.ts";
+import { need } from "../../lib/kernels/tiling.ts";
+import { ALL_TRANSFORMS } from "../12_generated/generate.ts";
+import { generatedParams, step as generated } from "../12_generated/step.ts";
+import { generateWgsl, invocations, whyInvalid } from "../12_generated/generate.ts";
+import {
+  GEMV_COLUMNS,
+  GEMV_K_LANES,
+  GEMV_LANES,
+  GEMV_STORAGE_BYTES,
+  gemvInvalid,
+  gemvWgsl,
+} from "./gemv.ts";
+import { pickPlan, PLAN_GEMV, PLAN_TILES } from "./plans.ts";
+
+/** The plan parameters: PLAN (tiles or matrix-vector), SLICES of K, and the tile's. */
+const DEFAULTS: Params = {
+  PLAN: PLAN_TILES,
+  SLICES: 1,
+  BM: 128,
+  BN: 128,
+  BK: 16,
+  TN: 8,
+  PAD: 0,
+  GROUP_M: 8,
+  AHEAD: 0,
+  ...ALL_TRANSFORMS,
+};
+
+/** The most slices of K a launch may have. */
+export const MAX_SLICES = 64;
+
+const isGemv = (p: Params) => p.PLAN === PLAN_GEMV;
+const tileParams = (p: Params) => ({ ...generatedParams(p), SPLIT_K: p.SLICES > 1 ? 1 : 0 });
+
+const layout = stepLayout(import.meta.url);
+
+export const step: KernelSpec = {
+  ...generated,
+  ...layout,
+  title: "Every shape",
+  idea:
+    "A plan per shape: tiles that fill the GPU's waves, split K for small outputs, a matrix-vector kernel for M <= 16.",
+  file: `${layout.id}/plans.ts`,
+  generate: (p) => isGemv(p) ? gemvWgsl(p.BM) : generateWgsl(tileParams(p)),
+  params: { ...DEFAULTS },
+  // The plan is picked per shape (planFor); kernels/13_shapes/search.ts searches plans per shape.
+  space: undefined,
+  invalid: (p) =>
+    need(
+      [
+        p.PLAN === PLAN_TILES || p.PLAN === PLAN_GEMV,
+        "PLAN must be 0 (tiles) or 1 (matrix-vector)",
+      ],
+      [
+        Number.isInteger(p.SLICES) && p.SLICES >= 1 && p.SLICES <= MAX_SLICES,
+        `SLICES must be a whole number from 1 to ${MAX_SLICES}`,
+      ],
+    ) ??
+      (isGemv(p)
+        ? need([p.BN === GEMV_COLUMNS, `the matrix-vector plan's BN is ${GEMV_COLUMNS}`]) ??
+          gemvInvalid(p.BM)
+        : whyInvalid(tileParams(p))),
+  workgroupSize: (p) =>
+    isGemv(p) ? [GEMV_LANES * GEMV_K_LANES, 1, 1] : [invocations(generatedParams(p)), 1, 1],
+  workgroupStorageBytes: (p) => isGemv(p) ? GEMV_STORAGE_BYTES : generated.workgroupStorageBytes(p),
+  dispatch: (s, p) => [ceilDiv(s.n, p.BN), ceilDiv(s.m, p.BM), p.SLICES],
+  // The matrix-vector plan has no BM x BN tiles to cut thin edges from.
+  edgeStrips: (p) => !isGemv(p),
+  slices: (p) => p.SLICES,
+  deviceTuned: false,
+  planFor: (shape, device) => pickPlan(shape, device).params,
+};
