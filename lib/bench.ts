@@ -38,6 +38,7 @@ import {
 import type { KernelSpec } from "./registry.ts";
 import { checkBufferFits, kernelParams, runKernel } from "./runner.ts";
 import { loadTuning, tuningUrl } from "./tuning.ts";
+import { searchShapes } from "../kernels/13_shapes/search.ts";
 
 /** Error kinds that mean "cannot run here" (recorded as skipped), not "ran and was wrong". */
 const SKIP_KINDS = new Set(["feature", "limit"]);
@@ -78,7 +79,9 @@ export async function runBench(args: BenchArgs, hooks: BenchHooks = {}): Promise
   // Sizes the user named are refused whole; a default size beyond a limit is recorded as
   // skipped by each kernel, as any limit is.
   if (args.shapes) checkSizesFit(gpu, args.kernels, args.shapes);
-  const shapes = args.shapes ?? defaultShapes(gpu.summary);
+  // Each kernel's shapes (the suite steps get more by default); peers run on all of them.
+  const shapesOf = (spec: KernelSpec) => args.shapes ?? defaultShapes(gpu.summary, spec);
+  const shapes = args.shapes ?? uniqueShapes(args.kernels.flatMap(shapesOf));
   const record: RunRecord = {
     schema: RECORD_SCHEMA,
     date: new Date().toISOString(),
@@ -127,13 +130,15 @@ export async function runBench(args: BenchArgs, hooks: BenchHooks = {}): Promise
       }
     }
 
-    await tuning(gpu, args, shapes, record, log);
+    // The autotuner's objective keeps the tutorial's shapes (its odd ones), as before the suite.
+    await tuning(gpu, args, args.shapes ?? defaultShapes(gpu.summary), record, log);
+    await shapePlans(gpu, args, shapesOf, record, log);
 
     const skipped = new Set<KernelSpec>();
     let step = 0;
-    const total = args.kernels.length * shapes.length;
+    const total = args.kernels.reduce((sum, spec) => sum + shapesOf(spec).length, 0);
     for (const spec of args.kernels) {
-      for (const shape of shapes) {
+      for (const shape of shapesOf(spec)) {
         step++;
         if (skipped.has(spec)) continue;
         log(`[${step}/${total}] ${spec.id} ${shapeLabel(shape)}`);
@@ -268,6 +273,48 @@ async function tuning(
     );
   }
   record.tuning = results;
+}
+
+/** Shapes without repeats, in first-seen order. */
+function uniqueShapes(shapes: Shape[]): Shape[] {
+  return [...new Map(shapes.map((s) => [shapeLabel(s), s])).values()];
+}
+
+/**
+ * With --tune-shapes, run the shapes step's per-shape plan search over its shapes and save it;
+ * either way, note which per-shape tuning the run's picks come from.
+ */
+async function shapePlans(
+  gpu: Gpu,
+  args: BenchArgs,
+  shapesOf: (spec: KernelSpec) => Shape[],
+  record: RunRecord,
+  log: (line: string) => void,
+) {
+  const spec = args.kernels.find((k) => k.name === "shapes");
+  if (!spec) {
+    if (args.tuneShapes) record.notes.push("--tune-shapes: the shapes step was not selected");
+    return;
+  }
+  const file = tuningUrl(gpu.summary, spec.name).pathname.replace(/^.*\/(data\/)/, "$1");
+  if (args.tuneShapes) {
+    log(`tune-shapes: ${spec.id} plans at ${shapesOf(spec).length} shapes`);
+    const searched = await searchShapes(gpu, shapesOf(spec), {
+      commit: record.commit,
+      log: (line) => log(`  ${line}`),
+    });
+    record.notes.push(
+      `searched ${spec.id}'s plans at ${searched.perShape?.length} shapes: saved to ${file}`,
+    );
+    return;
+  }
+  const saved = loadTuning(gpu.summary, spec.name);
+  record.notes.push(
+    saved
+      ? `${spec.id}'s plans: per-shape search from ${file} (${saved.date.slice(0, 10)}, ` +
+        `commit ${saved.commit}) where a shape's class was searched, the model elsewhere`
+      : `${spec.id}'s plans: no per-shape search saved for this device (${file}): the model picks`,
+  );
 }
 
 /**

@@ -25,6 +25,8 @@ export interface BenchArgs {
   cpu: boolean;
   /** Run the autotuner's search before timing the autotuned kernel. */
   tune: boolean;
+  /** Run step 13's per-shape plan search over its shapes before timing. */
+  tuneShapes: boolean;
   /** Validate every kernel on this many random shapes (1..300 per dimension) before timing. */
   validate: number;
   help: boolean;
@@ -44,6 +46,8 @@ export const USAGE = `Usage: deno task bench [flags]
   --no-ceilings    skip the bandwidth / FP32 ceiling measurements
   --no-cpu         skip the CPU suite
   --tune           run the autotuner's search (slow) instead of reusing saved tuning
+  --tune-shapes    run the shapes step's per-shape plan search over its shapes (the suite
+                   on a GPU: under 4 minutes on an H200) and save it before timing
   --validate N     also check every kernel on N random shapes (1..300 per dimension)
   --help           this text
 
@@ -68,6 +72,7 @@ function parseFlags(argv: readonly string[], registry: KernelSpec[]): BenchArgs 
     ceilings: true,
     cpu: true,
     tune: false,
+    tuneShapes: false,
     validate: 0,
     help: false,
   };
@@ -120,6 +125,10 @@ function parseFlags(argv: readonly string[], registry: KernelSpec[]): BenchArgs 
         noValue();
         args.tune = true;
         break;
+      case "--tune-shapes":
+        noValue();
+        args.tuneShapes = true;
+        break;
       case "--help":
       case "-h":
         noValue();
@@ -134,13 +143,36 @@ function parseFlags(argv: readonly string[], registry: KernelSpec[]): BenchArgs 
 }
 
 /**
+ * The shapes real programs multiply (M x K x N): squares, an odd square and an odd rectangle, a
+ * language model's prefill (2048 x 4096 x 11008, 512 x 4096 x 4096) and decode (16 and 1 rows),
+ * a long reduction with a small output (256 x 65536 x 256) and a tall, thin product.
+ */
+export const SHAPE_SUITE: readonly Shape[] = [
+  ...[1024, 2048, 4096, 8192, 4097].map(square),
+  { m: 1000, k: 3000, n: 777 },
+  { m: 2048, k: 4096, n: 11008 },
+  { m: 512, k: 4096, n: 4096 },
+  { m: 16, k: 4096, n: 4096 },
+  { m: 1, k: 4096, n: 4096 },
+  { m: 256, k: 65536, n: 256 },
+  { m: 32768, k: 512, n: 128 },
+];
+
+/** Steps a GPU run measures on the shape suite too (the early steps would take too long). */
+export const SUITE_STEPS: readonly string[] = ["autotune", "generated", "shapes"];
+
+/**
  * Sizes a run uses when none are given. Software adapters are thousands of times slower, so
  * they get small sizes that finish in about a minute; a real GPU gets the tutorial's sizes plus
- * the odd shapes that prove edge handling costs little (issue 3) and their aligned neighbours.
+ * the odd shapes that prove edge handling costs little (issue 3) and their aligned neighbours,
+ * and for the steps of SUITE_STEPS (`step` given) the shape suite as well.
  */
-export function defaultShapes(device: Pick<DeviceSummary, "software">): Shape[] {
+export function defaultShapes(
+  device: Pick<DeviceSummary, "software">,
+  step?: Pick<KernelSpec, "name">,
+): Shape[] {
   if (device.software) return [64, 128, 256].map(square);
-  return [
+  const tutorial = [
     ...[1024, 2048, 4096, 8192].map(square),
     square(4095),
     square(4097),
@@ -148,6 +180,7 @@ export function defaultShapes(device: Pick<DeviceSummary, "software">): Shape[] 
     // The odd rectangle's aligned neighbour: what its throughput is compared with.
     { m: 1024, k: 3072, n: 768 },
   ];
+  return step && SUITE_STEPS.includes(step.name) ? dedupe([...tutorial, ...SHAPE_SUITE]) : tutorial;
 }
 
 /** Each odd shape of a GPU run and the aligned shape its throughput is compared with. */

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import * as tf from "@tensorflow/tfjs-core";
 import { formatTable, runBench } from "../lib/bench.ts";
-import { defaultShapes, parseBenchArgs } from "../lib/bench_args.ts";
+import { defaultShapes, parseBenchArgs, SHAPE_SUITE, SUITE_STEPS } from "../lib/bench_args.ts";
 import {
   checkOut,
   finishRecord,
@@ -99,6 +99,26 @@ Deno.test("default sizes: small on a software adapter, tutorial sizes and odd sh
   for (const odd of ["4095x4095x4095", "4097x4097x4097", "1000x3000x777", "1024x3072x768"]) {
     assert.ok(gpu.includes(odd), odd);
   }
+});
+
+Deno.test("default sizes: the shape suite for the late steps on a GPU, not for the early ones", () => {
+  const labels = (step?: { name: string }) =>
+    defaultShapes({ software: false }, step).map((s) => `${s.m}x${s.k}x${s.n}`);
+  for (const name of SUITE_STEPS) {
+    const shapes = labels({ name });
+    for (const s of SHAPE_SUITE) {
+      assert.ok(shapes.includes(`${s.m}x${s.k}x${s.n}`), `${name} ${s.m}`);
+    }
+    assert.ok(shapes.includes("4095x4095x4095"), "the tutorial's shapes stay");
+  }
+  assert.equal(SHAPE_SUITE.length, 12);
+  assert.deepEqual(labels({ name: "naive" }), labels());
+  assert.ok(!labels({ name: "naive" }).includes("1x4096x4096"));
+  assert.deepEqual(
+    defaultShapes({ software: true }, { name: "shapes" }),
+    defaultShapes({ software: true }),
+  );
+  assert.equal(parseBenchArgs(["--tune-shapes"]).tuneShapes, true);
 });
 
 function sampleRecord(overrides: Partial<RunRecord> = {}): RunRecord {

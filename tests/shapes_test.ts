@@ -9,7 +9,7 @@ import { launchPlan } from "../lib/kernels/cost.ts";
 import { findKernel } from "../lib/registry.ts";
 import { BoundProblem, kernelParams, prepareKernel, runKernel } from "../lib/runner.ts";
 import { type Shape, shapeLabel } from "../lib/matrix.ts";
-import { type Params } from "../lib/kernels/spec.ts";
+import type { Params } from "../lib/kernels/spec.ts";
 import {
   candidates,
   deviceModel,

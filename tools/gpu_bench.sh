@@ -6,8 +6,8 @@
 #   source .offline/activate.sh && GEMM_COMMIT=<sha> bash tools/gpu_bench.sh [extra bench flags]
 # Files in $OUT (default /tmp/gemm-gpu-bench): the record this run wrote (<device>-<date>T<hhmm>.json
 # for data/runs/, or its .partial.json when the run stopped early), table.txt
-# (stdout), bench.log (progress, stderr), env.txt (GPU, driver, Deno) and, after --tune,
-# tuning-<device>.json (for data/tuning/). Exit status: the bench's (124: stopped at the time limit).
+# (stdout), bench.log (progress, stderr), env.txt (GPU, driver, Deno) and, after --tune or
+# --tune-shapes, tuning-<device>-<step>.json (for data/tuning/<device>/<step>.json). Exit status: the bench's (124: stopped at the time limit).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/gemm-gpu-bench}
@@ -44,9 +44,9 @@ if [ -n "$record" ] && [ -f "$record" ]; then
 else
   echo "gpu_bench: no record was written" >&2
 fi
-for tuning in data/tuning/*.json; do
+for tuning in data/tuning/*/*.json; do
   if [ -f "$tuning" ] && [ "$(stat -c %Y "$tuning")" -ge "$started" ]; then
-    cp "$tuning" "$out/tuning-$(basename "$tuning")"
+    cp "$tuning" "$out/tuning-$(basename "$(dirname "$tuning")")-$(basename "$tuning")"
   fi
 done
 cat "$out/table.txt"
