@@ -35,6 +35,8 @@ import {
   modeledIntensity,
   rooflineChart,
   scalingChart,
+  SHAPE_SERIES,
+  shapesChart,
   tuneCells,
   type TuneTrial,
 } from "../lib/charts/mod.ts";
@@ -202,6 +204,50 @@ Deno.test("ceilings, ladder, bound, scaling, intensity, cpu, autotune: marks and
   const tuneSvg = await chartSvg(tune);
   assertAxisTitles(tuneSvg, ["WG", "n"]);
   assert.equal(countRole(tuneSvg, "rect mark"), cells.length + 1, "cells plus the winner's frame");
+});
+
+Deno.test("shape view: ours, cuBLAS and TF.js per suite shape as a ratio to cuBLAS", async () => {
+  const shapes = [{ m: 1, k: 4096, n: 4096 }, { m: 4096, k: 4096, n: 4096 }, {
+    m: 16,
+    k: 4096,
+    n: 4096,
+  }];
+  const row = (s: { m: number; k: number; n: number }, gflops: number) => ({
+    ...s,
+    validated: true,
+    relErr: 1e-6,
+    medianMs: 1,
+    gflops,
+  });
+  const record = {
+    schema: RECORD_SCHEMA,
+    date: "2026-11-23T00:00:00Z",
+    commit: "abc1234",
+    deno: Deno.version.deno,
+    device: { description: "NVIDIA H200 (test)", software: false },
+    // 16 x 4096 x 4096 has ours and cuBLAS but no TF.js: two bars there.
+    results: shapes.map((s, i) => ({
+      ...row(s, 100 * (i + 1)),
+      kernel: "13_shapes",
+      title: "Every shape",
+    })),
+    peers: [
+      ...shapes.map((s) => ({ ...row(s, 400), peer: "cublas", title: "cuBLAS" })),
+      ...shapes.slice(0, 2).map((s) => ({ ...row(s, 50), peer: "tfjs-webgpu", title: "TF.js" })),
+    ],
+    notes: [],
+  } as unknown as RunRecord;
+  const chart = shapesChart(record);
+  const bars = (chart.spec as { data: { values: { who: string; ratio: number }[] } }).data.values;
+  assert.deepEqual(
+    bars.filter((b) => b.who === SHAPE_SERIES[0]).map((b) => b.ratio),
+    [0.5, 0.75, 0.25],
+  );
+  const svg = await chartSvg(chart);
+  assertAxisTitles(svg, ["M x K x N", "GFLOP/s / cuBLAS's"]);
+  assert.equal(countRole(svg, "bar"), 8);
+  assert.match(JSON.stringify(chart.spec.title), /geometric mean of ours \/ cuBLAS: 0\.45/);
+  assert.ok(allCharts(record).charts.some((c) => c.name === "shapes"));
 });
 
 Deno.test("builders refuse records with nothing measured", () => {

@@ -15,6 +15,8 @@ import { intensityChart, modeledIntensity } from "./intensity.ts";
 import { ladderChart } from "./ladder.ts";
 import { rooflineChart } from "./roofline.ts";
 import { scalingChart } from "./scaling.ts";
+import { shapesChart } from "./shapes.ts";
+import { suiteRows } from "../suite.ts";
 
 /**
  * CPU chart rows from a CPU suite (lib/cpu_bench.ts: `runCpuSuite` or a record's `cpu`):
@@ -80,6 +82,8 @@ export function allCharts(
   attempt("ladder", () => ladderChart(record));
   attempt("bound", () => boundChart(record));
   attempt("scaling", () => scalingChart(record));
+  // The shape view belongs to records that measured the shape suite against cuBLAS.
+  if (suiteRows(record).some((r) => r.cublas)) attempt("shapes", () => shapesChart(record));
   const sizes = [...new Set(measured(record.results).filter(isSquare).map((r) => r.n))];
   // Teaching-only variants (deliberately broken kernels) have no place in the model chart.
   const kernels = opts.kernels ?? KERNELS.filter((k) => !k.demo);

@@ -12,6 +12,7 @@ export * from "./scaling.ts";
 export * from "./intensity.ts";
 export * from "./cpu.ts";
 export * from "./autotune.ts";
+export * from "./shapes.ts";
 export * from "./all.ts";
 export * from "../render.ts";
 export * from "../notebook/charts.ts";

@@ -1,0 +1,60 @@
+/**
+ * The shape suite of a run record: for each shape of SHAPE_SUITE the record measured, the
+ * shapes step (the kernel a program would call), the best of our kernels, cuBLAS and TF.js, and
+ * their ratios to cuBLAS, with the geometric mean over the suite. The README table, the chart's
+ * shape view and notebook 13 all read it from here.
+ */
+import { SHAPE_SUITE } from "./bench_args.ts";
+import { type Shape, shapeLabel } from "./matrix.ts";
+import type { KernelResult, PeerResult, RunRecord } from "./record.ts";
+import { stepName } from "./kernels/spec.ts";
+
+/** One shape of the suite in one record (GFLOP/s; absent where nothing validated). */
+export interface SuiteRow {
+  shape: Shape;
+  label: string;
+  /** The shapes step's GFLOP/s and the plan it ran. */
+  step?: number;
+  plan?: Record<string, number>;
+  /** The fastest validated kernel of the ladder at this shape. */
+  best?: { kernel: string; gflops: number };
+  cublas?: number;
+  tfjs?: number;
+}
+
+const sameShape = (a: Shape, b: Shape) => a.m === b.m && a.k === b.k && a.n === b.n;
+const speed = (r: KernelResult | PeerResult | undefined) =>
+  r?.validated && r.gflops ? r.gflops : undefined;
+
+/** The suite's rows in `record`, in the suite's order (shapes it did not measure left out). */
+export function suiteRows(record: RunRecord, suite: readonly Shape[] = SHAPE_SUITE): SuiteRow[] {
+  const rows: SuiteRow[] = [];
+  for (const shape of suite) {
+    const results = record.results.filter((r) => sameShape(r, shape));
+    const peers = record.peers.filter((p) => sameShape(p, shape));
+    if (!results.length && !peers.length) continue;
+    const step = results.find((r) => stepName(r.kernel) === "shapes");
+    const best = results.filter((r) => speed(r))
+      .sort((a, b) => b.gflops! - a.gflops!)[0];
+    rows.push({
+      shape,
+      label: shapeLabel(shape),
+      step: speed(step),
+      plan: step?.params,
+      best: best ? { kernel: best.kernel, gflops: best.gflops! } : undefined,
+      cublas: speed(peers.find((p) => p.peer === "cublas")),
+      tfjs: speed(peers.find((p) => p.peer === "tfjs-webgpu")),
+    });
+  }
+  return rows;
+}
+
+/** `x / of`, or undefined when either is missing. */
+export const ratio = (x?: number, of?: number): number | undefined =>
+  x !== undefined && of ? x / of : undefined;
+
+/** The geometric mean of the defined values (undefined when there are none). */
+export function geomean(values: (number | undefined)[]): number | undefined {
+  const xs = values.filter((v): v is number => v !== undefined && v > 0);
+  return xs.length ? Math.exp(xs.reduce((s, x) => s + Math.log(x), 0) / xs.length) : undefined;
+}
