@@ -35,7 +35,7 @@ import {
 import { findKernel, KERNELS } from "../lib/registry.ts";
 import { chooseRecord, MANIFEST, removeStale } from "../tools/export.ts";
 import { fuzz, parseFuzzArgs } from "../tools/fuzz.ts";
-import { replaceSection, resultsSection } from "../tools/results_table.ts";
+import { replaceSection, resultsSection, suiteTable } from "../tools/results_table.ts";
 
 const naive = findKernel("naive")!;
 
@@ -256,6 +256,47 @@ Deno.test("results section: from a GPU record, or says there is none", async () 
   assert.ok(updated.includes(section));
   assert.equal(replaceSection(updated, "x"), replaceSection(readme, "x"), "idempotent");
   assert.throws(() => replaceSection("# no markers", section), /no results markers/);
+});
+
+Deno.test("results section: the shape suite with each row's ratio to cuBLAS and the means", () => {
+  const at = (m: number, k: number, n: number, gflops: number) => ({
+    m,
+    k,
+    n,
+    validated: true,
+    relErr: 1e-6,
+    medianMs: 1,
+    gflops,
+  });
+  const record = sampleRecord({
+    results: [
+      {
+        ...at(1, 4096, 4096, 500),
+        kernel: "13_shapes",
+        title: "Every shape",
+        params: { PLAN: 1, SLICES: 8, BM: 1, BN: 256 },
+      },
+      { ...at(1, 4096, 4096, 600), kernel: "11_autotune", title: "Autotuned" },
+      {
+        ...at(256, 65536, 256, 2000),
+        kernel: "13_shapes",
+        title: "Every shape",
+        params: { PLAN: 0, SLICES: 16, BM: 64, BN: 64, BK: 16 },
+      },
+    ],
+    peers: [
+      { ...at(1, 4096, 4096, 1000), peer: "cublas", title: "cuBLAS" },
+      { ...at(256, 65536, 256, 4000), peer: "cublas", title: "cuBLAS" },
+    ],
+  } as unknown as Partial<RunRecord>);
+  const table = suiteTable(record)!;
+  assert.match(
+    table,
+    /\| 1x4096x4096 \| 500 \| matrix-vector 1 rows, 8 slices \| 600 \(11_autotune\) \| 1000 \| - \| 0\.50 \| 0\.60 \|/,
+  );
+  assert.match(table, /\| 256x65536x256 \| 2000 \| split-K 16 x 64x64x16 \|/);
+  assert.match(table, /\| geometric mean \| \| \| \| \| \| 0\.50 \| 0\.55 \|/);
+  assert.equal(suiteTable(sampleRecord()), undefined, "no suite, no table");
 });
 
 Deno.test(

@@ -28,6 +28,16 @@ export const PLAN_GEMV = 1;
 
 export type PlanKind = "tiles" | "split-K" | "matrix-vector";
 
+/** A plan as readers know it: "split-K 4 x 128x256x16" . */
+export function planLabel(p: Record<string, number>): string {
+  const kind = planKind(p);
+  if (kind === "matrix-vector") {
+    return `matrix-vector ${p.BM} rows${p.SLICES > 1 ? `, ${p.SLICES} slices` : ""}`;
+  }
+  const tile = `${p.BM}x${p.BN}x${p.BK}`;
+  return kind === "split-K" ? `split-K ${p.SLICES} x ${tile}` : `tiles ${tile}`;
+}
+
 /** What a parameter set of the step does. */
 export function planKind(p: Params): PlanKind {
   if (p.PLAN === PLAN_GEMV) return "matrix-vector";
