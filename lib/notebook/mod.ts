@@ -25,3 +25,4 @@ export * from "./lessons/coalescing.ts";
 export * from "./lessons/edges.ts";
 export * from "./lessons/cpu.ts";
 export * from "./generated.ts";
+export * from "./lessons/shapes.ts";

@@ -1,0 +1,234 @@
+/**
+ * Notebook 13's demonstrations: the wave arithmetic of the shape suite on the recorded device,
+ * the plan the picker takes per shape, the suite scaled down on the reader's adapter against
+ * step 12 and TF.js, and the GPU host's recorded suite and per-shape search.
+ */
+import type { DeviceSummary } from "../../gpu.ts";
+import { SHAPE_SUITE } from "../../bench_args.ts";
+import { type Shape, shapeLabel } from "../../matrix.ts";
+import type { KernelResult, PeerResult } from "../../record.ts";
+import { runKernel } from "../../runner.ts";
+import { geomean, ratio, suiteRows } from "../../suite.ts";
+import { recordedTuning } from "../../tuning.ts";
+import { openTfjs } from "../../peers/tfjs.ts";
+import {
+  candidates,
+  deviceModel,
+  pickPlan,
+  planLabel,
+  residentPerSm,
+  TILE_CONFIGS,
+  waves,
+} from "../../../kernels/13_shapes/plans.ts";
+import { ALL_TRANSFORMS } from "../../../kernels/12_generated/generate.ts";
+import { type Cell, fmt, showNote, showTable } from "../format.ts";
+import { kernel } from "../kernels.ts";
+import { recordedGpuRun } from "../recorded.ts";
+import type { Session } from "../session.ts";
+
+/** The device of the recorded GPU runs, as the picker sees it (its description is the key). */
+export const RECORDED_DEVICE: DeviceSummary = {
+  description: "NVIDIA H200",
+  vendor: "nvidia",
+  architecture: "hopper",
+  device: "",
+  isFallbackAdapter: false,
+  software: false,
+  features: [],
+  limits: {},
+};
+
+/**
+ * The wave arithmetic of every suite shape on `device`: the 4096 configuration's grid (128 x
+ * 256 tiles, one per SM) and how full its waves are, then the picker's plan and its waves.
+ */
+export async function showWaves(device: DeviceSummary = RECORDED_DEVICE): Promise<void> {
+  const model = deviceModel(device);
+  const big = { ...TILE_CONFIGS[0], PAD: 0, GROUP_M: 8, AHEAD: 0, ...ALL_TRANSFORMS };
+  const bigResident = residentPerSm(big);
+  const rows: Cell[][] = SHAPE_SUITE.map((s) => {
+    const tiles = Math.ceil(s.m / big.BM) * Math.ceil(s.n / big.BN);
+    const w = waves(tiles, model.sms, bigResident);
+    const pick = pickPlan(s, device);
+    return [
+      shapeLabel(s),
+      tiles,
+      w.waves,
+      `${fmt(100 * w.fill, 2)}%`,
+      planLabel(pick.params),
+      pick.waves.workgroups,
+      `${fmt(100 * pick.waves.fill, 2)}%`,
+      pick.from === "tuned" ? "measured (search)" : "model",
+    ];
+  });
+  await showTable(
+    [
+      "M x K x N",
+      "128x256 tiles",
+      "waves",
+      "slots used",
+      "plan picked",
+      "its workgroups",
+      "slots used",
+      "picked by",
+    ],
+    rows,
+    `${device.description}: ${model.sms} SMs (${model.source}); a 128 x 256 tile holds one per SM`,
+  );
+}
+
+/** The model's five best plans at one shape, to see what it weighs. */
+export async function showCandidates(
+  shape: Shape,
+  device: DeviceSummary = RECORDED_DEVICE,
+): Promise<void> {
+  const rows = candidates(shape, device).slice(0, 5).map((c): Cell[] => [
+    planLabel(c.params),
+    c.waves.workgroups,
+    c.waves.perWave,
+    c.waves.waves,
+    `${fmt(100 * c.waves.fill, 2)}%`,
+    fmt(c.modelMs, 3),
+  ]);
+  await showTable(
+    ["plan", "workgroups", "per wave", "waves", "slots used", "model ms"],
+    rows,
+    `The model's first plans at ${shapeLabel(shape)} on ${device.description}`,
+  );
+}
+
+/** The suite scaled down for an adapter: every dimension divided by `by`, at least 1. */
+export function scaledSuite(by: number): Shape[] {
+  const d = (x: number) => Math.max(1, Math.round(x / by));
+  return SHAPE_SUITE.map((s) => ({ m: d(s.m), k: d(s.k), n: d(s.n) }));
+}
+
+/** One live suite row: the shapes step, step 12 at its own parameters, TF.js. */
+export interface LiveSuiteRow {
+  shape: Shape;
+  shapes: KernelResult;
+  generated: KernelResult;
+  tfjs?: PeerResult;
+}
+
+/**
+ * Run the scaled-down suite on the reader's adapter (÷32 on a software adapter, ÷4 on a GPU):
+ * the shapes step at its picked plan, step 12 at its defaults or tuning, and TF.js.
+ */
+export async function runSuiteLive(s: Session): Promise<LiveSuiteRow[]> {
+  const budgetMs = s.software ? 150 : 300;
+  const tfjs = await openTfjs(s.gpu).catch(() => undefined);
+  const rows: LiveSuiteRow[] = [];
+  try {
+    for (const shape of scaledSuite(s.software ? 32 : 4)) {
+      rows.push({
+        shape,
+        shapes: await runKernel(s.gpu, kernel("shapes"), shape, { budgetMs }),
+        generated: await runKernel(s.gpu, kernel("generated"), shape, { budgetMs }),
+        tfjs: await tfjs?.run(shape, { budgetMs }),
+      });
+    }
+  } finally {
+    tfjs?.close();
+  }
+  const speed = (r?: KernelResult | PeerResult) => r?.validated ? r.gflops : undefined;
+  const vsGenerated = rows.map((r) => ratio(speed(r.shapes), speed(r.generated)));
+  const vsTfjs = rows.map((r) => ratio(speed(r.shapes), speed(r.tfjs)));
+  await showTable(
+    [
+      "M x K x N",
+      "plan",
+      "validated",
+      "shapes GFLOP/s",
+      "generated",
+      "TF.js",
+      "/ generated",
+      "/ TF.js",
+    ],
+    [
+      ...rows.map((r, i): Cell[] => [
+        shapeLabel(r.shape),
+        planLabel(r.shapes.params),
+        r.shapes.validated && r.generated.validated,
+        speed(r.shapes),
+        speed(r.generated),
+        speed(r.tfjs),
+        vsGenerated[i],
+        vsTfjs[i],
+      ]),
+      ["geometric mean", "", "", "", "", "", geomean(vsGenerated), geomean(vsTfjs)],
+    ],
+    `The suite ÷${s.software ? 32 : 4} on ${s.summary.description}`,
+  );
+  return rows;
+}
+
+/**
+ * The GPU host's recorded suite: per shape the shapes step, the best of our kernels, cuBLAS and
+ * TF.js with ratios to cuBLAS, or a plain note that no such record is committed yet.
+ */
+export async function showRecordedSuite(): Promise<boolean> {
+  const found = await recordedGpuRun(["shapes"]);
+  const rows = found ? suiteRows(found.record).filter((r) => r.step !== undefined) : [];
+  if (!found || !rows.length) {
+    await showNote(
+      "**No GPU record with the shape suite is committed yet.** Once `tools/gpu_bench.sh` has " +
+        "run this step on the GPU host and its record is in `data/runs/`, this cell shows every " +
+        "shape of the suite against cuBLAS and TF.js.",
+    );
+    return false;
+  }
+  const stepRatios = rows.map((r) => ratio(r.step, r.cublas));
+  const bestRatios = rows.map((r) => ratio(r.best?.gflops, r.cublas));
+  await showTable(
+    ["M x K x N", "plan", "shapes", "best of ours", "cuBLAS", "TF.js", "/ cuBLAS", "best / cuBLAS"],
+    [
+      ...rows.map((r, i): Cell[] => [
+        r.label,
+        r.plan ? planLabel(r.plan) : "",
+        r.step,
+        r.best ? `${fmt(r.best.gflops)} (${r.best.kernel})` : "",
+        r.cublas,
+        r.tfjs,
+        stepRatios[i],
+        bestRatios[i],
+      ]),
+      ["geometric mean", "", "", "", "", "", geomean(stepRatios), geomean(bestRatios)],
+    ],
+    `Recorded: ${found.record.device.description}, ${found.record.date.slice(0, 10)}, ` +
+      `commit ${found.record.commit.slice(0, 7)} (${found.path.replace(/^.*\/data\//, "data/")})`,
+  );
+  return true;
+}
+
+/** The GPU host's per-shape search: every plan measured at every shape, the winner marked. */
+export async function showShapeSearch(): Promise<void> {
+  const saved = await recordedTuning("shapes");
+  if (!saved?.record.perShape) {
+    await showNote(
+      "**No per-shape search from a GPU is committed yet** (`data/tuning/<device>/shapes.json`); " +
+        "until one is, the picker uses its model everywhere.",
+    );
+    return;
+  }
+  const winners = saved.record.perShape;
+  const rows = saved.record.trials.map((t): Cell[] => {
+    const won = winners.some((w) => w.params === t.params || sameRun(w, t));
+    return [
+      t.shape ? shapeLabel(t.shape) : "",
+      planLabel(t.params),
+      t.validated ? t.gflops : `failed: ${t.error}`,
+      won ? "winner" : "",
+    ];
+  });
+  await showTable(
+    ["M x K x N", "plan", "GFLOP/s", ""],
+    rows,
+    `Per-shape search on ${saved.record.device.description}, ${saved.record.date.slice(0, 10)}`,
+  );
+}
+
+const sameRun = (
+  w: { shape: Shape; gflops: number },
+  t: { shape?: Shape; gflops?: number },
+) => t.shape !== undefined && shapeLabel(t.shape) === shapeLabel(w.shape) && t.gflops === w.gflops;
