@@ -97,10 +97,13 @@ export async function showCandidates(
   );
 }
 
-/** The suite scaled down for an adapter: every dimension divided by `by`, at least 1. */
+/**
+ * The suite scaled down for an adapter: every dimension divided by `by` (at least 1), except M
+ * of 16 or less, which is what makes a decode shape a matrix-vector product.
+ */
 export function scaledSuite(by: number): Shape[] {
   const d = (x: number) => Math.max(1, Math.round(x / by));
-  return SHAPE_SUITE.map((s) => ({ m: d(s.m), k: d(s.k), n: d(s.n) }));
+  return SHAPE_SUITE.map((s) => ({ m: s.m <= 16 ? s.m : d(s.m), k: d(s.k), n: d(s.n) }));
 }
 
 /** One live suite row: the shapes step, step 12 at its own parameters, TF.js. */
@@ -213,7 +216,7 @@ export async function showShapeSearch(): Promise<void> {
   }
   const winners = saved.record.perShape;
   const rows = saved.record.trials.map((t): Cell[] => {
-    const won = winners.some((w) => w.params === t.params || sameRun(w, t));
+    const won = winners.some((w) => sameRun(w, t));
     return [
       t.shape ? shapeLabel(t.shape) : "",
       planLabel(t.params),
