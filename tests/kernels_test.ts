@@ -71,8 +71,16 @@ Deno.test("vec4 kernels: loads past M, N and K read the zero tail", gpuTest, asy
   }
   assert.deepEqual(
     checked,
-    ["vectorize", "bank_conflicts", "subgroup_tiling", "double_buffer", "autotune", "generated"],
-    "07 to 12 bounds-check by address",
+    [
+      "vectorize",
+      "bank_conflicts",
+      "subgroup_tiling",
+      "double_buffer",
+      "autotune",
+      "generated",
+      "shapes",
+    ],
+    "07 to 13 bounds-check by address",
   );
 });
 
@@ -260,6 +268,7 @@ Deno.test(
       "double_buffer",
       "autotune",
       "generated",
+      "shapes",
     ]);
     // Strips of 1 and 8 rows, a right strip only, a shape covered by strips alone, K over
     // several of the strip kernel's chunks.
@@ -277,7 +286,9 @@ Deno.test(
       );
       for (const shape of cases) {
         for (const edgeStrips of [true, false]) {
-          const r = await runKernel(gpu, spec, shape, { skipTiming: true, edgeStrips });
+          // The shapes step at its tiles plan: for thin shapes its picker takes plans without tiles.
+          const params = spec.planFor ? spec.params : undefined;
+          const r = await runKernel(gpu, spec, shape, { skipTiming: true, edgeStrips, params });
           assert.ok(r.validated, `${spec.id} at ${label(shape)}, strips ${edgeStrips}: ${r.error}`);
           assert.equal(r.edgeStrips !== undefined, edgeStrips, `${spec.id} at ${label(shape)}`);
         }

@@ -81,7 +81,9 @@ Deno.test("shapes: the split-K plan adds a timed slice sum, deterministic run to
   // One slice: no workspace, no sum, and the text is step 12's.
   const one = launchPlan(spec, tiles(), shape);
   assert.equal(one.slices, 1);
-  assert.equal(spec.generate!(tiles()), generateWgsl(generatedParams(tiles())));
+  const text = spec.generate!(tiles());
+  assert.match(text, /^\/\/ Step 13, plan tiles 64x64x16: PLAN=0 SLICES=1\n/);
+  assert.ok(text.endsWith(generateWgsl(generatedParams(tiles()))), "after it, step 12's text");
   assert.doesNotMatch(spec.generate!(tiles()), /kBegin/);
   assert.match(spec.generate!(tiles({ SLICES: 2 })), /kBegin = min\(wid\.z \* kChunk/);
 });

@@ -18,7 +18,7 @@ import {
   gemvInvalid,
   gemvWgsl,
 } from "./gemv.ts";
-import { pickPlan, PLAN_GEMV, PLAN_TILES } from "./plans.ts";
+import { pickPlan, PLAN_GEMV, PLAN_TILES, planLabel } from "./plans.ts";
 
 /** The plan parameters: PLAN (tiles or matrix-vector), SLICES of K, and the tile's. */
 const DEFAULTS: Params = {
@@ -49,7 +49,10 @@ export const step: KernelSpec = {
   idea:
     "A plan per shape: tiles that fill the GPU's waves, split K for small outputs, a matrix-vector kernel for M <= 16.",
   file: `${layout.id}/plans.ts`,
-  generate: (p) => isGemv(p) ? gemvWgsl(p.BM) : generateWgsl(tileParams(p)),
+  // A first line names the plan (PLAN and SLICES are not the generators' parameters).
+  generate: (p) =>
+    `// Step 13, plan ${planLabel(p)}: PLAN=${p.PLAN} SLICES=${p.SLICES}\n` +
+    (isGemv(p) ? gemvWgsl(p.BM) : generateWgsl(tileParams(p))),
   params: { ...DEFAULTS },
   // The plan is picked per shape (planFor); kernels/13_shapes/search.ts searches plans per shape.
   space: undefined,
