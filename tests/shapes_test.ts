@@ -24,6 +24,8 @@ import {
 } from "../kernels/13_shapes/plans.ts";
 import { generateWgsl } from "../kernels/12_generated/generate.ts";
 import { generatedParams } from "../kernels/12_generated/step.ts";
+import { searchShapes } from "../kernels/13_shapes/search.ts";
+import { saveTuning } from "../lib/tuning.ts";
 
 const spec = findKernel("shapes")!;
 const small = { BM: 64, BN: 64, BK: 16, TN: 8, GROUP_M: 2 };
@@ -158,4 +160,33 @@ Deno.test("shapes: the picker's rules on an H200 (132 SMs, no per-shape search s
     shapeClass({ m: 4096, k: 4096, n: 4096 }),
   );
   assert.ok(candidates({ m: 1, k: 4096, n: 4096 }, H200).length > 5);
+});
+
+Deno.test("shapes: the per-shape search keeps each shape's fastest plan, and the picker uses it", async () => {
+  const gpu = await acquireGpu();
+  const shapes = [{ m: 1, k: 64, n: 64 }, { m: 40, k: 600, n: 36 }];
+  const record = await searchShapes(gpu, shapes, { perShape: 2, budgetMs: 5, save: false });
+  assert.equal(record.kernel, "13_shapes");
+  assert.equal(record.perShape?.length, 2);
+  assert.equal(record.best.params, record.perShape![0].params);
+  for (const [i, shape] of shapes.entries()) {
+    const here = record.trials.filter((t) => t.shape === shape);
+    assert.ok(here.length >= 2, `${shapeLabel(shape)}: ${here.length} plans measured`);
+    assert.ok(here.every((t) => t.validated), JSON.stringify(here.map((t) => t.error)));
+    const fastest = Math.max(...here.map((t) => t.gflops!));
+    assert.equal(record.perShape![i].gflops, fastest);
+  }
+  // Saved for a made-up device, the winner is picked for a shape of the same class.
+  const device = { ...gpu.summary, description: `test device ${crypto.randomUUID()}` };
+  const url = await saveTuning({ ...record, device });
+  try {
+    const near = { m: 40, k: 640, n: 40 };
+    assert.equal(shapeClass(near), shapeClass(shapes[1]));
+    const pick = pickPlan(near, device);
+    assert.equal(pick.from, "tuned");
+    assert.deepEqual(pick.params, record.perShape![1].params);
+    assert.equal(pickPlan({ m: 4096, k: 64, n: 4096 }, device).from, "model");
+  } finally {
+    await Deno.remove(new URL(".", url), { recursive: true });
+  }
 });
