@@ -10,6 +10,11 @@
  * - matrix-vector (PLAN 1): kernels/13_shapes/gemv.ts for M of 1 to 16 (BM rows of C per
  *   workgroup), B read once, K split over SLICES as in split-K.
  *
+ * A small N has no plan of its own: the matrix-vector kernel on swapped roles (C^T = B^T A^T)
+ * would need A and B transposed in memory, a copy that reads and writes each once (three times
+ * the traffic of the product itself), so small-N shapes take the tile and split-K plans, which
+ * read A's rows contiguously.
+ *
  * The picker takes a saved winner when the per-shape search (kernels/13_shapes/search.ts) ran
  * on this device for a shape of the same class, and otherwise the plan its time model ranks
  * first. The model is wave arithmetic: a grid of W workgroups on a GPU with S SMs, each of which
