@@ -83,6 +83,10 @@ Deno.test("shapes: the split-K plan adds a timed slice sum, deterministic run to
   // One slice: no workspace, no sum, and the text is step 12's.
   const one = launchPlan(spec, tiles(), shape);
   assert.equal(one.slices, 1);
+  // The cost model counts the partial products written and read back by the sum.
+  const whole = { m: 128, k: 1024, n: 128 };
+  const extra = spec.model(whole, tiles({ SLICES: 4 })).bytes - spec.model(whole, tiles()).bytes;
+  assert.equal(extra, 4 * 2 * 4 * whole.m * whole.n);
   const text = spec.generate!(tiles());
   assert.match(text, /^\/\/ Step 13, plan tiles 64x64x16: PLAN=0 SLICES=1\n/);
   assert.ok(text.endsWith(generateWgsl(generatedParams(tiles()))), "after it, step 12's text");
