@@ -136,6 +136,11 @@ Deno.test("site: live pages validate and time kernels in headless Chromium (Swif
     assert.equal(generated.state, "done", generated.status);
     assertTimed(generated.rows, "12_generated", 1);
 
+    // Step 13 picks its plan in the browser too (no tuning file there: the model's pick).
+    const shapes = await runPage(page, `${server.url}/13_shapes.html?sizes=64`);
+    assert.equal(shapes.state, "done", shapes.status);
+    assertTimed(shapes.rows, "13_shapes", 1);
+
     const ladder = await runPage(
       page,
       `${server.url}/ladder.html?kernels=naive,tiled,generated,f16&sizes=64`,
@@ -161,7 +166,7 @@ Deno.test("site: live pages validate and time kernels in headless Chromium (Swif
       ["02_naive", true],
       ["04_tiled", true],
       ["12_generated", true],
-      ["13_f16", false],
+      ["14_f16", false],
     ]);
     assert.ok(record.results.slice(0, 3).every((r) => r.gflops! > 0 && r.m === 64));
     assert.equal(record.results[3].gflops, undefined);
