@@ -39,6 +39,7 @@ import type { KernelSpec } from "./registry.ts";
 import { checkBufferFits, kernelParams, runKernel } from "./runner.ts";
 import { loadTuning, tuningUrl } from "./tuning.ts";
 import { searchShapes } from "../kernels/13_shapes/search.ts";
+import { geomean, ratio, suiteRows } from "./suite.ts";
 
 /** Error kinds that mean "cannot run here" (recorded as skipped), not "ran and was wrong". */
 const SKIP_KINDS = new Set(["feature", "limit"]);
@@ -158,6 +159,12 @@ export async function runBench(args: BenchArgs, hooks: BenchHooks = {}): Promise
       record.notes.push("peers not run (--no-peers)");
     }
 
+    const suite = suiteNote(record);
+    if (suite) {
+      record.notes.push(suite);
+      log(`bench: ${suite}`);
+    }
+
     if (args.ceilings) {
       log("ceilings: bandwidth and FP32 sweeps");
       try {
@@ -273,6 +280,19 @@ async function tuning(
     );
   }
   record.tuning = results;
+}
+
+/**
+ * The shape suite in one line: the geometric mean of the shapes step's GFLOP/s over cuBLAS's and
+ * its lowest row, when the run measured both on shapes of the suite.
+ */
+export function suiteNote(record: RunRecord): string | undefined {
+  const rows = suiteRows(record).filter((r) => ratio(r.step, r.cublas) !== undefined);
+  if (!rows.length) return undefined;
+  const low = rows.reduce((a, r) => (ratio(r.step, r.cublas)! < ratio(a.step, a.cublas)! ? r : a));
+  return `shape suite: shapes / cuBLAS geometric mean ${
+    geomean(rows.map((r) => ratio(r.step, r.cublas)))!.toFixed(3)
+  } over ${rows.length} shapes; lowest ${ratio(low.step, low.cublas)!.toFixed(3)} at ${low.label}`;
 }
 
 /** Shapes without repeats, in first-seen order. */

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import * as tf from "@tensorflow/tfjs-core";
-import { formatTable, runBench } from "../lib/bench.ts";
+import { formatTable, runBench, suiteNote } from "../lib/bench.ts";
 import { defaultShapes, parseBenchArgs, SHAPE_SUITE, SUITE_STEPS } from "../lib/bench_args.ts";
 import {
   checkOut,
@@ -297,6 +297,11 @@ Deno.test("results section: the shape suite with each row's ratio to cuBLAS and 
   assert.match(table, /\| 256x65536x256 \| 2000 \| split-K 16 x 64x64x16 \|/);
   assert.match(table, /\| geometric mean \| \| \| \| \| \| 0\.50 \| 0\.55 \|/);
   assert.equal(suiteTable(sampleRecord()), undefined, "no suite, no table");
+  assert.equal(
+    suiteNote(record),
+    "shape suite: shapes / cuBLAS geometric mean 0.500 over 2 shapes; lowest 0.500 at 1x4096x4096",
+  );
+  assert.equal(suiteNote(sampleRecord()), undefined);
 });
 
 Deno.test(
