@@ -8,7 +8,7 @@
  */
 import type { Gpu } from "./gpu.ts";
 import type { Shape } from "./matrix.ts";
-import type { KernelSpec, Params } from "./registry.ts";
+import type { KernelSpec, Params } from "./kernels/spec.ts";
 import { runKernel } from "./runner.ts";
 import { saveTuning, type ShapeTrial, type TuningRecord, type TuningTrial } from "./tuning.ts";
 

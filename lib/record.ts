@@ -7,7 +7,7 @@
 import { deviceSlug, type DeviceSummary } from "./gpu.ts";
 import type { EdgePlan } from "./kernels/cost.ts";
 import { stepName } from "./kernels/spec.ts";
-import type { Params } from "./registry.ts";
+import type { Params } from "./kernels/spec.ts";
 import type { Timing } from "./timing.ts";
 import type { TuningRecord } from "./tuning.ts";
 
