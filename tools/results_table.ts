@@ -8,7 +8,7 @@
  *
  * The task then runs `deno fmt` on the README, which pads the tables.
  */
-import { KERNELS } from "../lib/registry.ts";
+import { findKernel, KERNELS } from "../lib/registry.ts";
 import {
   isGpuRun,
   type KernelResult,
@@ -50,9 +50,9 @@ export function resultsSection(
   return [
     runTables(record, source),
     ...later.map((x) =>
-      `### A later run of ${[...new Set(x.record.results.map((r) => r.kernel))].join(", ")}\n\n${
-        runTables(x.record, sourceOf(x.path))
-      }`
+      `### A later run of ${
+        [...new Set(x.record.results.map((r) => currentId(r.kernel)))].join(", ")
+      }\n\n${runTables(x.record, sourceOf(x.path))}`
     ),
   ].join("\n\n");
 }
@@ -188,8 +188,11 @@ function gflops(x: number): string {
 }
 
 function label(r: Row): string {
-  return "peer" in r ? r.title : `${r.kernel} ${r.title}`;
+  return "peer" in r ? r.title : `${currentId(r.kernel)} ${r.title}`;
 }
+
+/** A step's id today: records keep the id of their day, and steps may have been renumbered. */
+const currentId = (id: string) => findKernel(id)?.id ?? id;
 
 function failure(r: Row): string {
   return r.errorKind === "feature" || r.errorKind === "limit"
