@@ -7,7 +7,7 @@
  * from the lab's probe output.)
  */
 
-export const ABLATION_DIR: URL = new URL("../data/ablation/", import.meta.url);
+const ABLATION_DIR: URL = new URL("../data/ablation/", import.meta.url);
 
 export interface AblationStage {
   leftOut: string;

@@ -24,7 +24,7 @@ import { DeviceLostError, GemmError, LimitError, UsageError } from "./errors.ts"
 import { caseSeeds, fuzzShapes, sweepKernel, tileSizes } from "./fuzz.ts";
 import { acquireGpu, type Gpu } from "./gpu.ts";
 import { paddedSize } from "./kernels/cost.ts";
-import { freshSeed, rng, type Shape, shapeLabel } from "./matrix.ts";
+import { freshSeed, rng, type Shape, shapeLabel, uniqueShapes } from "./matrix.ts";
 import { openCublas } from "./peers/cublas.ts";
 import { openTfjs } from "./peers/tfjs.ts";
 import {
@@ -296,9 +296,6 @@ export function suiteNote(record: RunRecord): string | undefined {
 }
 
 /** Shapes without repeats, in first-seen order. */
-function uniqueShapes(shapes: Shape[]): Shape[] {
-  return [...new Map(shapes.map((s) => [shapeLabel(s), s])).values()];
-}
 
 /**
  * With --tune-shapes, run the shapes step's per-shape plan search over its shapes and save it;

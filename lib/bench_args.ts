@@ -4,7 +4,7 @@
  */
 import { UsageError } from "./errors.ts";
 import type { DeviceSummary } from "./gpu.ts";
-import { checkShape, type Shape } from "./matrix.ts";
+import { checkShape, type Shape, uniqueShapes } from "./matrix.ts";
 import { findKernel, KERNELS, type KernelSpec } from "./registry.ts";
 
 /** What one bench run should do. */
@@ -138,7 +138,7 @@ function parseFlags(argv: readonly string[], registry: KernelSpec[]): BenchArgs 
         fail(`unknown flag ${JSON.stringify(argv[i])}`);
     }
   }
-  if (sawShapes) args.shapes = dedupe(sizes);
+  if (sawShapes) args.shapes = uniqueShapes(sizes);
   return args;
 }
 
@@ -180,7 +180,9 @@ export function defaultShapes(
     // The odd rectangle's aligned neighbour: what its throughput is compared with.
     { m: 1024, k: 3072, n: 768 },
   ];
-  return step && SUITE_STEPS.includes(step.name) ? dedupe([...tutorial, ...SHAPE_SUITE]) : tutorial;
+  return step && SUITE_STEPS.includes(step.name)
+    ? uniqueShapes([...tutorial, ...SHAPE_SUITE])
+    : tutorial;
 }
 
 /** Each odd shape of a GPU run and the aligned shape its throughput is compared with. */
@@ -245,14 +247,4 @@ export function parseKernels(text: string, registry: KernelSpec[]): KernelSpec[]
   }
   // Story order, whatever order the flag listed them in.
   return registry.filter((k) => picked.has(k));
-}
-
-function dedupe(shapes: Shape[]): Shape[] {
-  const seen = new Set<string>();
-  return shapes.filter((s) => {
-    const key = `${s.m}x${s.k}x${s.n}`;
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
 }

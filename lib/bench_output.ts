@@ -69,6 +69,16 @@ export async function checkOut(out: string): Promise<RecordFiles> {
       refuse("exists and is not a run record; pick a new name");
     }
   }
+  // The run also writes its progress and, after a failed run, a .failed file beside it.
+  const files = recordFiles(path);
+  for (const sibling of [files.partial, files.failed]) {
+    if (await trackedByGit(sibling)) refuse(`would write ${sibling}, which git tracks`);
+    if (await exists(sibling)) {
+      await loadRecord(sibling).catch(() =>
+        refuse(`would overwrite ${sibling}, which is not a run record`)
+      );
+    }
+  }
   await permitted("write");
   try {
     await Deno.mkdir(dir, { recursive: true });
@@ -79,7 +89,7 @@ export async function checkOut(out: string): Promise<RecordFiles> {
   } catch (e) {
     refuse(`cannot write in ${dir}: ${firstLine(e)}`);
   }
-  return recordFiles(path);
+  return files;
 }
 
 /**

@@ -18,7 +18,7 @@ import type { CpuMachine, CpuRecord, CpuResult, PeerResult, SweepRow } from "./r
 import { F32_TOLERANCE } from "./registry.ts";
 
 /** Every wall-clock CPU row says so: GPU rows use timestamp-query instead. */
-export const CPU_TIMER = "performance.now (CPU)";
+const CPU_TIMER = "performance.now (CPU)";
 
 /** Timing knobs shared by the sweep and the suite. */
 export interface CpuRunOptions {
@@ -185,7 +185,7 @@ export async function runCpuSuite(opts: CpuSuiteOptions = {}): Promise<CpuSuite>
 }
 
 /** This machine's CPU model, core count and load (from /proc where readable). */
-export function cpuMachine(): CpuMachine {
+function cpuMachine(): CpuMachine {
   const machine: CpuMachine = {
     model: "unknown",
     logicalCores: navigator.hardwareConcurrency,

@@ -105,3 +105,11 @@ export function sampleRows(m: number, count: number, seed: number = freshSeed())
   while (rows.size < count) rows.add(Math.floor(next() * m));
   return [...rows].sort((x, y) => x - y);
 }
+
+/** Whether two products have the same M, K and N. */
+export const sameShape = (a: Shape, b: Shape): boolean => a.m === b.m && a.k === b.k && a.n === b.n;
+
+/** The distinct shapes of a list, first occurrence first. */
+export function uniqueShapes(shapes: Shape[]): Shape[] {
+  return shapes.filter((s, i) => shapes.findIndex((t) => sameShape(s, t)) === i);
+}

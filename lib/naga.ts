@@ -5,7 +5,7 @@
  * Vulkan layer and writes data/naga/clamps.json); this module only reads the committed file.
  */
 
-export const NAGA_CLAMPS_FILE: URL = new URL("../data/naga/clamps.json", import.meta.url);
+const NAGA_CLAMPS_FILE: URL = new URL("../data/naga/clamps.json", import.meta.url);
 
 /** Clamps of one place in the module, split by what the clamped index selects. */
 export interface ClampCounts {

@@ -5,7 +5,7 @@
  * shape view and notebook 13 all read it from here.
  */
 import { SHAPE_SUITE } from "./bench_args.ts";
-import { type Shape, shapeLabel } from "./matrix.ts";
+import { sameShape, type Shape, shapeLabel } from "./matrix.ts";
 import type { KernelResult, PeerResult, RunRecord } from "./record.ts";
 import { stepName } from "./kernels/spec.ts";
 
@@ -22,7 +22,6 @@ export interface SuiteRow {
   tfjs?: number;
 }
 
-const sameShape = (a: Shape, b: Shape) => a.m === b.m && a.k === b.k && a.n === b.n;
 const speed = (r: KernelResult | PeerResult | undefined) =>
   r?.validated && r.gflops ? r.gflops : undefined;
 

@@ -124,7 +124,7 @@ export async function recordedTuning(kernel: string): Promise<
 }
 
 /** Whether a saved search was of this kernel (given by name or id). */
-export function isTuningOf(record: TuningRecord, kernel: string): boolean {
+function isTuningOf(record: TuningRecord, kernel: string): boolean {
   return stepName(record.kernel) === stepName(kernel);
 }
 

@@ -553,8 +553,10 @@ Deno.test("--out: checked before any work; one-line reasons; any writable path w
     ...(inCheckout ? tracked : []),
     [dir, /is a folder/],
     [`${dir}/notes.json`, /exists and is not a run record/],
+    [`${dir}/sibling.json`, /would overwrite .*sibling\.partial\.json, which is not a run record/],
     ["/var/no/such/run.json", /may not write .*--allow-write=\/var\/no\/such/],
   ];
+  await Deno.writeTextFile(`${dir}/sibling.partial.json`, "my notes");
   for (const [out, why] of refused) {
     await assert.rejects(
       runBench(parseBenchArgs([...tinyFlags, "--out", out]), { gpu: untouchableGpu }),
@@ -664,12 +666,17 @@ Deno.test("export: the newest complete GPU-host record, else a visible fallback"
   const software = { ...sampleRecord().device, description: "llvmpipe", software: true };
   await at("2026-01-01T01:00:00.000Z", { device: software });
   assert.match((await chooseRecord(dir))!.why!, /software adapter/);
-  await at("2026-01-02T01:00:00.000Z");
+  const naive = sampleRecord().results[0];
+  await at("2026-01-02T01:00:00.000Z", {
+    results: [...sampleRecord().results, { ...naive, kernel: "03_coalesce" }],
+  });
   await at("2026-01-03T01:00:00.000Z", { device: software });
   await at("2026-01-04T01:00:00.000Z", { complete: false });
   await at("2026-01-05T01:00:00.000Z", {
     results: sampleRecord().results.map((r) => ({ ...r, validated: false })),
   });
+  // A later GPU run of fewer steps is not the ladder's record.
+  await at("2026-01-06T01:00:00.000Z", { results: [naive] });
   const chosen = await chooseRecord(dir);
   assert.equal(chosen?.record.date, "2026-01-02T01:00:00.000Z");
   assert.equal(chosen?.why, undefined);

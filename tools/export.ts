@@ -1,14 +1,15 @@
 /**
  * `deno task export [--run FILE] [--out DIR]`: every chart of a run record as SVG, PNG (2x,
  * fonts embedded) and self-contained interactive HTML, named by chart, for blog posts.
- * Default record: the newest complete record of a real GPU in data/runs/ (see chooseRecord);
+ * Default record: the GPU record of the whole ladder in data/runs/ (see chooseRecord);
  * default folder: exports/ (git-ignored; the task may write only there, so pass another --out
  * with `deno run --allow-write=DIR tools/export.ts`). The folder keeps a list of the files the
  * export wrote (MANIFEST), and the next export into it removes those it does not write again.
  */
 import { allCharts, chartHtml, chartPng, chartSvg, sourceLabel } from "../lib/charts/mod.ts";
 import { UsageError } from "../lib/errors.ts";
-import { listRecords, loadRecord, type RunRecord, RUNS_DIR } from "../lib/record.ts";
+import { ladderRecord, listRecords, loadRecord, type RunRecord, RUNS_DIR } from "../lib/record.ts";
+import { KERNELS } from "../lib/registry.ts";
 
 /** The list of files an export wrote, kept in its folder so the next export can clear them. */
 export const MANIFEST = ".export-files.json";
@@ -50,21 +51,22 @@ export interface ExportedFile {
  * A record the charts can be drawn from: it ran to the end and at least one kernel validated
  * (an all-failed run has nothing to chart).
  */
-export function isComplete(record: RunRecord): boolean {
-  return record.complete === true && record.results.some((r) => r.validated);
+function isComplete(record: RunRecord): boolean {
+  return record.complete !== false && record.results.some((r) => r.validated);
 }
 
 /**
- * The record to export when none is named: the newest complete record of a real GPU, else the
- * newest complete one (a software adapter's), else the newest of all; `why` says which it is
- * when it is not the first kind. Undefined when the folder holds no record.
+ * The record to export when none is named: the GPU record the README and the notebooks show
+ * for the whole ladder (`ladderRecord`), else the newest complete one (a software adapter's),
+ * else the newest of all; `why` says which it is when it is not the first kind. Undefined when
+ * the folder holds no record.
  */
 export async function chooseRecord(
   dir: string | URL = RUNS_DIR,
 ): Promise<{ path: string; record: RunRecord; why?: string } | undefined> {
   const all = await listRecords(dir);
   const complete = all.filter((x) => isComplete(x.record));
-  const gpu = complete.filter((x) => !x.record.device.software).at(-1);
+  const gpu = ladderRecord(complete, KERNELS.filter((k) => !k.demo).map((k) => k.name));
   if (gpu) return gpu;
   const software = complete.at(-1);
   if (software) {

@@ -19,7 +19,7 @@ import {
   type RunRecord,
   RUNS_DIR,
 } from "../lib/record.ts";
-import { shapeLabel } from "../lib/matrix.ts";
+import { sameShape, type Shape, shapeLabel, uniqueShapes } from "../lib/matrix.ts";
 import { ODD_SHAPE_PAIRS } from "../lib/bench_args.ts";
 import { geomean, ratio, suiteRows } from "../lib/suite.ts";
 import { planLabel } from "../kernels/13_shapes/plans.ts";
@@ -96,7 +96,7 @@ function runTables(record: RunRecord, source: string): string {
       "",
     );
   }
-  const shapes = uniqueShapes(rows);
+  const shapes = shapesOf(rows);
   const names = [...new Set(rows.map(label))];
   lines.push(
     "GFLOP/s at every size in the record:",
@@ -202,14 +202,10 @@ function failure(r: Row): string {
 
 const sourceOf = (path: string) => path.replace(/^.*\/(data\/runs\/)/, "$1");
 
-function sameShape(a: Row, b: { m: number; k: number; n: number }) {
-  return a.m === b.m && a.k === b.k && a.n === b.n;
-}
-
-function uniqueShapes(rows: Row[]) {
-  const seen = new Map<string, { m: number; k: number; n: number }>();
-  for (const r of rows) seen.set(`${r.m}x${r.k}x${r.n}`, { m: r.m, k: r.k, n: r.n });
-  return [...seen.values()].sort((a, b) => a.m * a.k * a.n - b.m * b.k * b.n);
+/** The shapes of the rows, smallest product first. */
+function shapesOf(rows: Row[]): Shape[] {
+  return uniqueShapes(rows.map(({ m, k, n }) => ({ m, k, n })))
+    .sort((a, b) => a.m * a.k * a.n - b.m * b.k * b.n);
 }
 
 if (import.meta.main) {

@@ -78,7 +78,6 @@ export async function mountStepRunner(root: HTMLElement, name: string): Promise<
     chart,
     extra,
   );
-  const results: KernelResult[] = [];
   const manifest = await recordedManifest();
   const recorded = await recordedRun(manifest.steps[spec.name]);
   if (recorded) await chartOrWhy(chart, () => rooflineChart(recorded));
@@ -96,6 +95,8 @@ export async function mountStepRunner(root: HTMLElement, name: string): Promise<
       }
       const { sizes, dropped } = sizesFor(g);
       const params = controls.read();
+      // Each press is one run: its table, chart and download hold only its own results.
+      const results: KernelResult[] = [];
       for (const [i, n] of sizes.entries()) {
         setState(root, "running", `Running ${spec.id} at ${n} (${i + 1}/${sizes.length})...`);
         results.push(await runStep(g, spec, n, params));

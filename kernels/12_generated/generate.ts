@@ -140,7 +140,7 @@ const group = (e: string) => /^\w+$/.test(e) ? e : `(${e})`;
  * Element `col` of k row `k` in buffer `buf` of tile `tile` ("As" or "Bs"). Nested tiles index
  * each level; flat ones add the parts up, folding literal parts into one number.
  */
-export function tileIndex(
+function tileIndex(
   p: GeneratedParams,
   tile: "As" | "Bs",
   buf: Index,

@@ -22,7 +22,7 @@ import { suiteRows } from "../suite.ts";
  * CPU chart rows from a CPU suite (lib/cpu_bench.ts: `runCpuSuite` or a record's `cpu`):
  * validated rows only, the OpenBLAS peers added to the implementation bars as references.
  */
-export function cpuSuiteRows(
+function cpuSuiteRows(
   cpu: Partial<CpuRecord>,
   peers: readonly PeerResult[] = [],
   source?: string,

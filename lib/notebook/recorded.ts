@@ -48,11 +48,11 @@ export function setRecordsDir(dir: string | URL = RUNS_DIR): void {
 
 /** Show the ceilings the newest GPU-host record measured, or say that none exists yet. */
 export async function showRecordedCeilings(): Promise<void> {
-  const found = await recordedGpuRun([]);
+  const found = await newestRecord(recordsDir, (r) => isGpuRun(r) && r.ceilings !== undefined);
   if (!found?.record.ceilings) {
     await showNote(
       found
-        ? "The newest recorded GPU run has no measured ceilings."
+        ? "The recorded GPU runs have no measured ceilings."
         : "**No recorded GPU run yet**: its ceilings will show here once a record from the GPU " +
           "host is committed to `data/runs/`.",
     );

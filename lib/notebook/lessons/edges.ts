@@ -4,7 +4,7 @@
  */
 import { GemmError } from "../../errors.ts";
 import { type Shape, shapeLabel } from "../../matrix.ts";
-import { type EdgePlan, edgePlan, STRIP_WIDTH } from "../../kernels/cost.ts";
+import { type EdgePlan, edgePlan, hasEdgeStrips, STRIP_WIDTH } from "../../kernels/cost.ts";
 import { type KernelSpec, stepName } from "../../registry.ts";
 import type { KernelResult } from "../../record.ts";
 import { kernelParams, runKernel } from "../../runner.ts";
@@ -40,16 +40,19 @@ export async function checkShapes(
   const out: ShapeCheck[] = [];
   for (const key of keys) {
     const spec = kernel(key);
-    const al = spec.align(spec.params);
+    const params = kernelParams(s.gpu, spec, undefined, shape);
+    const al = spec.align(params);
     const pads = al.m > 1 || al.n > 1 || al.k > 1;
-    const r = await runKernel(s.gpu, spec, shape, { skipTiming: true });
+    const r = await runKernel(s.gpu, spec, shape, { params, skipTiming: true });
     const check: ShapeCheck = {
       kernel: spec.id,
       shape,
       handling: (pads
         ? `runner pads M, N, K up to multiples of ${al.m}, ${al.n}, ${al.k}`
         : "any size (bounds checks in the kernel)") +
-        (spec.edgeStrips ? `; 1-${STRIP_WIDTH} rows or columns past a tile: edge strips` : ""),
+        (hasEdgeStrips(spec, params)
+          ? `; 1-${STRIP_WIDTH} rows or columns past a tile: edge strips`
+          : ""),
       validated: r.validated,
       relErr: r.relErr,
     };
