@@ -88,7 +88,7 @@ Deno.test("shapes: the split-K plan adds a timed slice sum, deterministic run to
   const extra = spec.model(whole, tiles({ SLICES: 4 })).bytes - spec.model(whole, tiles()).bytes;
   assert.equal(extra, 4 * 2 * 4 * whole.m * whole.n);
   const text = spec.generate!(tiles());
-  assert.match(text, /^\/\/ Step 13, plan tiles 64x64x16: PLAN=0 SLICES=1\n/);
+  assert.match(text, /^\/\/ Step 13, plan tiles 64x64x16 TN 8: PLAN=0 SLICES=1\n/);
   assert.ok(text.endsWith(generateWgsl(generatedParams(tiles()))), "after it, step 12's text");
   assert.doesNotMatch(spec.generate!(tiles()), /kBegin/);
   assert.match(spec.generate!(tiles({ SLICES: 2 })), /kBegin = min\(wid\.z \* kChunk/);
