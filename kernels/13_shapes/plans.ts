@@ -27,12 +27,7 @@
  * partly empty costs as much as a full one.
  */
 import type { DeviceSummary } from "../../lib/gpu.ts";
-import {
-  ceilDiv,
-  type LaunchPlan,
-  launchPlan,
-  type LaunchSpec,
-} from "../../lib/kernels/cost.ts";
+import { ceilDiv, type LaunchPlan, launchPlan, type LaunchSpec } from "../../lib/kernels/cost.ts";
 import { type KernelSpec, type Params, stepLayout } from "../../lib/kernels/spec.ts";
 import type { Shape } from "../../lib/matrix.ts";
 import { loadTuning, tunedParams, type TuningRecord } from "../../lib/tuning.ts";

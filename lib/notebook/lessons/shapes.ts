@@ -16,9 +16,9 @@ import {
   candidates,
   deviceModel,
   pickPlan,
+  PLAN_TILES,
   planLabel,
   planLaunchPlan,
-  PLAN_TILES,
   residentPerSm,
   TILE_CONFIGS,
   waves,
@@ -105,7 +105,7 @@ export async function showCandidates(
   await showTable(
     ["plan", "workgroups", "per wave", "waves", "slots used", "model ms"],
     rows,
-    `The model's first plans at ${shapeLabel(shape)} on ${device.description} (model, not measured)`,
+    `The model's first plans at ${shapeLabel(shape)} on ${device.description} (not measured)`,
   );
 }
 
