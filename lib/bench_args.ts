@@ -47,7 +47,7 @@ export const USAGE = `Usage: deno task bench [flags]
   --no-cpu         skip the CPU suite
   --tune           run the autotuner's search (slow) instead of reusing saved tuning
   --tune-shapes    run the shapes step's per-shape plan search over its shapes (the suite
-                   on a GPU: under 4 minutes on an H200) and save it before timing
+                   on a GPU; not yet run on one) and save it before timing
   --validate N     also check every kernel on N random shapes (1..300 per dimension)
   --help           this text
 

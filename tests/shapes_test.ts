@@ -88,7 +88,7 @@ Deno.test("shapes: the split-K plan adds a timed slice sum, deterministic run to
   const extra = spec.model(whole, tiles({ SLICES: 4 })).bytes - spec.model(whole, tiles()).bytes;
   assert.equal(extra, 4 * 2 * 4 * whole.m * whole.n);
   const text = spec.generate!(tiles());
-  assert.match(text, /^\/\/ Step 13, plan tiles 64x64x16: PLAN=0 SLICES=1\n/);
+  assert.match(text, /^\/\/ Step 13, plan tiles 64x64x16 TN 8: PLAN=0 SLICES=1\n/);
   assert.ok(text.endsWith(generateWgsl(generatedParams(tiles()))), "after it, step 12's text");
   assert.doesNotMatch(spec.generate!(tiles()), /kBegin/);
   assert.match(spec.generate!(tiles({ SLICES: 2 })), /kBegin = min\(wid\.z \* kChunk/);
@@ -164,6 +164,21 @@ Deno.test("shapes: the picker's rules on an H200 (132 SMs, no per-shape search s
     shapeClass({ m: 4096, k: 4096, n: 4096 }),
   );
   assert.ok(candidates({ m: 1, k: 4096, n: 4096 }, H200).length > 5);
+});
+
+Deno.test("shapes: the model counts the workgroups the runner launches (edge strips at 4097^3)", () => {
+  const at = (s: Shape) =>
+    candidates(s, H200).find((c) =>
+      c.kind === "tiles" && c.params.BM === 128 && c.params.BN === 256 && c.params.TN === 16
+    )!;
+  const odd = { m: 4097, k: 4097, n: 4097 };
+  const big = at(odd);
+  // Whole tiles only: the last row and column go to the edge-strip kernel, not to 33 x 17 tiles.
+  assert.deepEqual(launchPlan(spec, big.params, odd).grid, [16, 32, 1]);
+  assert.equal(big.waves.workgroups, 512);
+  assert.equal(big.waves.waves, 4);
+  // The strips and the padding copies are charged on top of the 4096^3 plan's time.
+  assert.ok(big.modelMs > at({ m: 4096, k: 4096, n: 4096 }).modelMs);
 });
 
 Deno.test("shapes: the per-shape search keeps each shape's fastest plan, and the picker uses it", async () => {

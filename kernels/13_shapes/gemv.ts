@@ -2,13 +2,15 @@
  * The WGSL of step 13's matrix-vector plan, written out by TypeScript for ROWS rows of C per
  * workgroup.
  *
- * With M of 1 to 16 the product is M dot products of A's rows with every column of B: 2·M·K·N
- * FLOPs over K·N elements of B, at most 8 FLOPs per byte of B, so the time is the time to read
- * B once. The tiled kernels waste this: a 128-row tile is 1-16 rows of work, and each column of
- * B tile is staged in workgroup memory for nothing. This kernel reads B straight from global
- * memory, once per workgroup row (one when M <= ROWS), in vec4s that 64 neighbouring invocations
- * take from 1 KiB of one row of B (coalesced), and A's ROWS x 4 values for the same k, which
- * every invocation of the workgroup reads alike (one broadcast load each).
+ * With a handful of rows (the plan is a candidate for M of 1 to 32: one or two row blocks of at
+ * most 16 rows) the product is M dot products of A's rows with every column of B: 2·M·K·N FLOPs
+ * over K·N elements of B, at most 8 FLOPs per byte of B at 16 rows, so the time is the time to
+ * read B once per row block. The tiled kernels waste this: a 128-row tile holds 1 to 32 rows of
+ * work, and each column of B tile is staged in workgroup memory for nothing. This kernel reads B
+ * straight from global memory, once per row block (one when M <= ROWS), in vec4s that 64
+ * neighbouring invocations take from 1 KiB of one row of B (coalesced). For A, the 64
+ * invocations of one k lane read the same vec4 (four k of one row) alike, one broadcast load
+ * each; the four k lanes read different k.
  *
  * A workgroup is 64 columns lanes (256 columns of C) x 4 k lanes: k lane g takes the k steps
  * g, g + 4, g + 8, ... of four k each, so four loads of B are in flight per column for every one

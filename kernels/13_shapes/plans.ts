@@ -7,25 +7,32 @@
  * - split-K (PLAN 0, SLICES > 1): the same kernel with K cut into SLICES slices of whole k tiles,
  *   each slice's partial C written to a workspace and summed in slice order by a second
  *   dispatch (deterministic: the same sums in the same order on every run);
- * - matrix-vector (PLAN 1): kernels/13_shapes/gemv.ts for M of 1 to 16 (BM rows of C per
- *   workgroup), B read once, K split over SLICES as in split-K.
+ * - matrix-vector (PLAN 1): kernels/13_shapes/gemv.ts for M of 1 to GEMV_MAX_M = 32 (up to 16
+ *   rows of C per workgroup, so one or two row blocks), B read once per row block, K split over
+ *   SLICES as in split-K.
  *
  * A small N has no plan of its own: the matrix-vector kernel on swapped roles (C^T = B^T A^T)
  * would need A and B transposed in memory, a copy that reads and writes each once (three times
  * the traffic of the product itself), so small-N shapes take the tile and split-K plans, which
  * read A's rows contiguously.
  *
- * The picker takes a saved winner when the per-shape search (kernels/13_shapes/search.ts) ran
- * on this device for a shape of the same class, and otherwise the plan its time model ranks
- * first. The model is wave arithmetic: a grid of W workgroups on a GPU with S SMs, each of which
- * holds R of them at once, runs in ceil(W / (S·R)) waves, and a wave that is partly empty costs
- * as much as a full one.
+ * No rule forces a kind: at every shape the model ranks every tile configuration at every slice
+ * count that leaves slices of at least max(MIN_SLICE_K, BK), and the matrix-vector plan when
+ * M <= GEMV_MAX_M. The picker takes a saved winner when the per-shape search
+ * (kernels/13_shapes/search.ts) ran on this device for a shape of the same class, and otherwise
+ * the plan the model ranks first. The model is wave arithmetic over the workgroups the runner
+ * launches (lib/kernels/cost.ts launchPlan: whole tiles, plus the edge-strip kernel's dispatch
+ * when M or N ends 1..STRIP_WIDTH past a tile multiple): a grid of W workgroups on a GPU with S
+ * SMs, each of which holds R of them at once, runs in ceil(W / (S·R)) waves, and a wave that is
+ * partly empty costs as much as a full one.
  */
 import type { DeviceSummary } from "../../lib/gpu.ts";
-import type { Params } from "../../lib/kernels/spec.ts";
+import { ceilDiv, type LaunchPlan, launchPlan, type LaunchSpec } from "../../lib/kernels/cost.ts";
+import { type KernelSpec, type Params, stepLayout } from "../../lib/kernels/spec.ts";
 import type { Shape } from "../../lib/matrix.ts";
 import { loadTuning, tunedParams, type TuningRecord } from "../../lib/tuning.ts";
 import { ALL_TRANSFORMS, type GeneratedParams, invocations } from "../12_generated/generate.ts";
+import { step as generated } from "../12_generated/step.ts";
 import { GEMV_COLUMNS, GEMV_K_LANES, GEMV_MAX_ROWS } from "./gemv.ts";
 
 export const PLAN_TILES = 0;
@@ -33,13 +40,13 @@ export const PLAN_GEMV = 1;
 
 export type PlanKind = "tiles" | "split-K" | "matrix-vector";
 
-/** A plan as readers know it: "split-K 4 x 128x256x16" . */
+/** A plan as readers know it: "split-K 4 x 128x256x16 TN 8" (BM x BN x BK, TN outputs wide). */
 export function planLabel(p: Record<string, number>): string {
   const kind = planKind(p);
   if (kind === "matrix-vector") {
     return `matrix-vector ${p.BM} rows${p.SLICES > 1 ? `, ${p.SLICES} slices` : ""}`;
   }
-  const tile = `${p.BM}x${p.BN}x${p.BK}`;
+  const tile = `${p.BM}x${p.BN}x${p.BK} TN ${p.TN}`;
   return kind === "split-K" ? `split-K ${p.SLICES} x ${tile}` : `tiles ${tile}`;
 }
 
@@ -66,7 +73,11 @@ export interface DeviceModel {
   source: string;
 }
 
-/** Public spec sheets (the SXM parts; the H100 PCIe has 114 SMs and 2.0 TB/s). */
+/**
+ * Public spec sheets: 132 SMs on the H100 SXM and the H200, 114 on the H100 PCIe. Bandwidths are
+ * the sheets' peaks (the H200's measured read ceiling on the GPU host is 4 518 GB/s, in
+ * data/runs/nvidia-h200-2026-11-23T1828.json).
+ */
 const DEVICES: [RegExp, Omit<DeviceModel, "source">, string][] = [
   [/h100.*pcie/i, { sms: 114, smGflops: 450, bandwidthGBs: 2000 }, "H100 PCIe"],
   [/h200/i, { sms: 132, smGflops: 507, bandwidthGBs: 4800 }, "H200 SXM"],
@@ -149,6 +160,51 @@ export interface Candidate {
 const DISPATCH_MS = 0.005;
 
 /**
+ * How the runner launches a plan, shared by the step (kernels/13_shapes/step.ts) and the model
+ * here, so both count the same workgroups: the grid over the whole tiles (or the matrix-vector
+ * kernel's column and row blocks), z = SLICES, and edge strips for the tile plans.
+ */
+export const planLaunch: Pick<KernelSpec, "dispatch" | "edgeStrips" | "slices"> = {
+  dispatch: (s, p) => [ceilDiv(s.n, p.BN), ceilDiv(s.m, p.BM), p.SLICES],
+  // The matrix-vector plan has no BM x BN tiles to cut thin edges from.
+  edgeStrips: (p) => p.PLAN !== PLAN_GEMV,
+  slices: (p) => p.SLICES,
+};
+
+/** Step 13's launch description: step 12's alignment and precision, the plan's grid. */
+const launchSpec: LaunchSpec = { ...generated, ...stepLayout(import.meta.url), ...planLaunch };
+
+/** The launch plan the runner would dispatch for `params` at `s`. */
+export const planLaunchPlan = (s: Shape, params: Params): LaunchPlan =>
+  launchPlan(launchSpec, params, s);
+
+/**
+ * What the runner dispatches besides the plan's main kernel: the padding copies (each copied
+ * matrix read once and written once) and the edge-strip kernel (its loads as lib/kernels/cost.ts
+ * launchModel counts them: each bottom-strip workgroup reads the strip's rows of A and all of B's
+ * rows for its columns, each right-strip workgroup its rows of A and the strip's columns of B).
+ * Both move few FLOPs per byte, so the model charges them their bytes at full bandwidth, plus a
+ * dispatch each.
+ */
+function extrasMs(plan: LaunchPlan, s: Shape, dev: DeviceModel): number {
+  let elements = 0, dispatches = plan.copies.length;
+  for (const c of plan.copies) elements += c.rows * c.cols + c.toRows * c.toCols;
+  if (plan.edgeStrips) {
+    dispatches++;
+    const rows = s.m - plan.edgeStrips.rowsFrom, cols = s.n - plan.edgeStrips.colsFrom;
+    if (rows > 0) elements += plan.stripGroups.bottom * rows * s.k + s.k * s.n + rows * s.n;
+    if (cols > 0) {
+      elements += plan.edgeStrips.rowsFrom * s.k + plan.stripGroups.right * s.k * cols +
+        plan.edgeStrips.rowsFrom * cols;
+    }
+  }
+  return dispatches * DISPATCH_MS + (4 * elements) / (dev.bandwidthGBs * 1e6);
+}
+
+/** Workgroups of a launch plan's main dispatch (x · y · z of its grid). */
+const gridSize = (plan: LaunchPlan) => plan.grid[0] * plan.grid[1] * plan.grid[2];
+
+/**
  * Share of an SM's FMA peak a tile reaches inside a full wave: more of it for tiles that reuse
  * each loaded element more (BM·BN / (BM + BN) multiply-adds per element). A prior for ranking;
  * the search measures.
@@ -165,30 +221,36 @@ const tileEfficiency = (p: GeneratedParams) => {
 const sumMs = (slices: number, m: number, n: number, dev: DeviceModel) =>
   slices > 1 ? DISPATCH_MS + (2 * slices * m * n * 4) / (dev.bandwidthGBs * 1e6) : 0;
 
-/** A tiles or split-K plan of `config` with `slices` slices, under the model. */
+/**
+ * A tiles or split-K plan of `config` with `slices` slices, under the model: the workgroups the
+ * runner launches (launchPlan: whole tiles only where an edge strip takes a thin remainder), and
+ * the strip and padding dispatches on top.
+ */
 function tilePlan(
   s: Shape,
   config: GeneratedParams,
   slices: number,
   dev: DeviceModel,
 ): Candidate {
+  const params = { ...config, PLAN: PLAN_TILES, SLICES: slices };
+  const plan = planLaunchPlan(s, params);
+  const covered = plan.tiles;
   const resident = residentPerSm(config);
-  const tiles = Math.ceil(s.m / config.BM) * Math.ceil(s.n / config.BN);
-  const w = waves(tiles * slices, dev.sms, resident);
+  const w = waves(gridSize(plan), dev.sms, resident);
   const sliceK = Math.ceil(s.k / slices / config.BK) * config.BK;
   const perSlotGflops = (dev.smGflops * tileEfficiency(config)) / resident;
   // Each workgroup also pays its first tile's loads and its stores: about 4 more k tiles.
   const workK = sliceK + 4 * config.BK;
   const computeMs = (w.waves * 2 * config.BM * config.BN * workK) / (perSlotGflops * 1e6);
   // A read N / BN times and B M / BM times (the L2 keeps some of it: a floor, not a sum).
-  const bytes = 4 *
-    (s.m * s.k * Math.ceil(s.n / config.BN) + s.k * s.n * Math.ceil(s.m / config.BM));
+  const bytes = 4 * (covered.m * covered.k * plan.grid[0] + covered.k * covered.n * plan.grid[1]);
   const memoryMs = bytes / (dev.bandwidthGBs * 1e6);
+  const summed = sumMs(slices, Math.min(covered.m, s.m), Math.min(covered.n, s.n), dev);
   return {
-    params: { ...config, PLAN: PLAN_TILES, SLICES: slices },
+    params,
     kind: slices > 1 ? "split-K" : "tiles",
     waves: w,
-    modelMs: DISPATCH_MS + Math.max(computeMs, memoryMs) + sumMs(slices, s.m, s.n, dev),
+    modelMs: DISPATCH_MS + Math.max(computeMs, memoryMs) + summed + extrasMs(plan, s, dev),
   };
 }
 
@@ -196,21 +258,35 @@ function tilePlan(
 export const gemvRows = (m: number) => Math.ceil(m / Math.ceil(m / GEMV_MAX_ROWS));
 
 /**
+ * Matrix-vector workgroups (256 invocations) the model assumes an SM needs in flight to cover
+ * DRAM latency: a launch with fewer than GEMV_PER_SM per SM draws that share of the bandwidth.
+ */
+const GEMV_PER_SM = 4;
+
+/**
  * The matrix-vector plan with `slices` slices: bound by reading B once per row block, at the
- * bandwidth the launch can draw (a full GPU needs about four 256-invocation workgroups per SM
- * in flight to cover DRAM latency).
+ * bandwidth the launch can draw (its workgroups over GEMV_PER_SM per SM, at most all of it).
  */
 function gemvPlan(s: Shape, slices: number, dev: DeviceModel): Candidate {
   const rows = gemvRows(s.m);
-  const blocks = Math.ceil(s.m / rows);
-  const w = waves(Math.ceil(s.n / GEMV_COLUMNS) * blocks * slices, dev.sms, 4);
+  const params = {
+    PLAN: PLAN_GEMV,
+    SLICES: slices,
+    BM: rows,
+    BN: GEMV_COLUMNS,
+    BK: 4 * GEMV_K_LANES,
+  };
+  const plan = planLaunchPlan(s, params);
+  const blocks = plan.grid[1];
+  const w = waves(gridSize(plan), dev.sms, GEMV_PER_SM);
   const bytes = 4 * (s.k * s.n * blocks + s.m * s.k + s.m * s.n);
   const drawn = Math.min(1, w.workgroups / w.perWave);
   return {
-    params: { PLAN: PLAN_GEMV, SLICES: slices, BM: rows, BN: GEMV_COLUMNS, BK: 4 * GEMV_K_LANES },
+    params,
     kind: "matrix-vector",
     waves: w,
-    modelMs: DISPATCH_MS + bytes / (dev.bandwidthGBs * 1e6 * drawn) + sumMs(slices, s.m, s.n, dev),
+    modelMs: DISPATCH_MS + bytes / (dev.bandwidthGBs * 1e6 * drawn) +
+      sumMs(slices, s.m, s.n, dev) + extrasMs(plan, s, dev),
   };
 }
 
@@ -258,8 +334,10 @@ export function candidates(s: Shape, device: DeviceSummary, tuning?: TuningRecor
 }
 
 /**
- * A shape's class for the saved search: each dimension's log2, rounded. Shapes of one class are
- * within a factor of about 1.4 of each other in every dimension, so one plan suits them all.
+ * A shape's class for the saved search: each dimension's log2, rounded. A class holds the
+ * dimensions from 2^(j - 1/2) to 2^(j + 1/2), so shapes of one class are within a factor of 2 of
+ * each other in every dimension (each within sqrt(2) of the same power of two), and one plan is
+ * taken to suit them all.
  */
 export function shapeClass(s: Shape): string {
   return [s.m, s.k, s.n].map((d) => Math.round(Math.log2(d))).join("-");

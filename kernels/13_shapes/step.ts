@@ -2,10 +2,10 @@
  * Step 13: the kernel family a program would call for any shape. A plan per shape and device
  * (kernels/13_shapes/plans.ts): step 12's generated kernel at a tile size that fills the GPU's
  * waves, the same kernel with K split into slices summed in a fixed order when M x N is small
- * and K long, and a matrix-vector kernel (kernels/13_shapes/gemv.ts) when M is 1 to 16.
+ * and K long, and a matrix-vector kernel (kernels/13_shapes/gemv.ts) when M is 1 to 32; the
+ * model ranks all of them at every shape.
  */
 import { type KernelSpec, type Params, stepLayout } from "../../lib/kernels/spec.ts";
-import { ceilDiv } from "../../lib/kernels/cost.ts";
 import { need } from "../../lib/kernels/tiling.ts";
 import { ALL_TRANSFORMS } from "../12_generated/generate.ts";
 import { generatedParams, step as generated } from "../12_generated/step.ts";
@@ -18,7 +18,7 @@ import {
   gemvInvalid,
   gemvWgsl,
 } from "./gemv.ts";
-import { pickPlan, PLAN_GEMV, PLAN_TILES, planLabel } from "./plans.ts";
+import { pickPlan, PLAN_GEMV, PLAN_TILES, planLabel, planLaunch } from "./plans.ts";
 
 /** The plan parameters: PLAN (tiles or matrix-vector), SLICES of K, and the tile's. */
 const DEFAULTS: Params = {
@@ -47,7 +47,7 @@ export const step: KernelSpec = {
   ...layout,
   title: "Every shape",
   idea:
-    "A plan per shape: tiles that fill the GPU's waves, split K for small outputs, a matrix-vector kernel for M <= 16.",
+    "A plan per shape, ranked by a wave model: tiles that fill the GPU's waves, split K for small outputs, a matrix-vector kernel for M <= 32.",
   file: `${layout.id}/plans.ts`,
   // A first line names the plan (PLAN and SLICES are not the generators' parameters).
   generate: (p) =>
@@ -74,10 +74,8 @@ export const step: KernelSpec = {
   workgroupSize: (p) =>
     isGemv(p) ? [GEMV_LANES * GEMV_K_LANES, 1, 1] : [invocations(generatedParams(p)), 1, 1],
   workgroupStorageBytes: (p) => isGemv(p) ? GEMV_STORAGE_BYTES : generated.workgroupStorageBytes(p),
-  dispatch: (s, p) => [ceilDiv(s.n, p.BN), ceilDiv(s.m, p.BM), p.SLICES],
-  // The matrix-vector plan has no BM x BN tiles to cut thin edges from.
-  edgeStrips: (p) => !isGemv(p),
-  slices: (p) => p.SLICES,
+  // The grid, edge strips and slices the picker's model counts too.
+  ...planLaunch,
   deviceTuned: false,
   planFor: (shape, device) => pickPlan(shape, device).params,
 };

@@ -1,7 +1,8 @@
 /**
- * Notebook 13's demonstrations: the wave arithmetic of the shape suite on the recorded device,
- * the plan the picker takes per shape, the suite scaled down on the reader's adapter against
- * step 12 and TF.js, and the GPU host's recorded suite and per-shape search.
+ * Notebook 13's demonstrations: the wave arithmetic of the shape suite on the model's device (an
+ * H200 as the picker's table describes it: 132 SMs), the plan the model picks per shape, the
+ * suite scaled down on the reader's adapter against step 12 and TF.js, and the GPU host's
+ * recorded suite and per-shape search once they are committed.
  */
 import type { DeviceSummary } from "../../gpu.ts";
 import { SHAPE_SUITE } from "../../bench_args.ts";
@@ -15,7 +16,9 @@ import {
   candidates,
   deviceModel,
   pickPlan,
+  PLAN_TILES,
   planLabel,
+  planLaunchPlan,
   residentPerSm,
   TILE_CONFIGS,
   waves,
@@ -26,8 +29,11 @@ import { kernel } from "../kernels.ts";
 import { recordedGpuRun } from "../recorded.ts";
 import type { Session } from "../session.ts";
 
-/** The device of the recorded GPU runs, as the picker sees it (its description is the key). */
-export const RECORDED_DEVICE: DeviceSummary = {
+/**
+ * The device the model's tables describe: an H200 as the picker's table has it (132 SMs, the
+ * same count as the H100 SXM). Its description is the table's key; nothing here is measured.
+ */
+export const MODEL_DEVICE: DeviceSummary = {
   description: "NVIDIA H200",
   vendor: "nvidia",
   architecture: "hopper",
@@ -39,20 +45,24 @@ export const RECORDED_DEVICE: DeviceSummary = {
 };
 
 /**
- * The wave arithmetic of every suite shape on `device`: the 4096 configuration's grid (128 x
- * 256 tiles, one per SM) and how full its waves are, then the picker's plan and its waves.
+ * The wave arithmetic of every suite shape on `device`: the grid of the 128 x 256 x 16 TN 16
+ * configuration as the runner launches it (whole tiles, one per SM, plus an edge-strip dispatch
+ * where M or N ends a few rows past a tile multiple) and how full its waves are, then the plan
+ * the picker takes and its waves.
  */
-export async function showWaves(device: DeviceSummary = RECORDED_DEVICE): Promise<void> {
+export async function showWaves(device: DeviceSummary = MODEL_DEVICE): Promise<void> {
   const model = deviceModel(device);
   const big = { ...TILE_CONFIGS[0], PAD: 0, GROUP_M: 8, AHEAD: 0, ...ALL_TRANSFORMS };
   const bigResident = residentPerSm(big);
   const rows: Cell[][] = SHAPE_SUITE.map((s) => {
-    const tiles = Math.ceil(s.m / big.BM) * Math.ceil(s.n / big.BN);
+    const plan = planLaunchPlan(s, { ...big, PLAN: PLAN_TILES, SLICES: 1 });
+    const tiles = plan.grid[0] * plan.grid[1];
     const w = waves(tiles, model.sms, bigResident);
     const pick = pickPlan(s, device);
     return [
       shapeLabel(s),
       tiles,
+      plan.edgeStrips ? "yes" : "",
       w.waves,
       `${fmt(100 * w.fill, 2)}%`,
       planLabel(pick.params),
@@ -65,6 +75,7 @@ export async function showWaves(device: DeviceSummary = RECORDED_DEVICE): Promis
     [
       "M x K x N",
       "128x256 tiles",
+      "edge strips",
       "waves",
       "slots used",
       "plan picked",
@@ -73,14 +84,15 @@ export async function showWaves(device: DeviceSummary = RECORDED_DEVICE): Promis
       "picked by",
     ],
     rows,
-    `${device.description}: ${model.sms} SMs (${model.source}); a 128 x 256 tile holds one per SM`,
+    `Model, not measured: ${device.description}, ${model.sms} SMs (${model.source}); ` +
+      "the model puts one 128 x 256 x 16 TN 16 tile per SM",
   );
 }
 
 /** The model's five best plans at one shape, to see what it weighs. */
 export async function showCandidates(
   shape: Shape,
-  device: DeviceSummary = RECORDED_DEVICE,
+  device: DeviceSummary = MODEL_DEVICE,
 ): Promise<void> {
   const rows = candidates(shape, device).slice(0, 5).map((c): Cell[] => [
     planLabel(c.params),
@@ -93,7 +105,7 @@ export async function showCandidates(
   await showTable(
     ["plan", "workgroups", "per wave", "waves", "slots used", "model ms"],
     rows,
-    `The model's first plans at ${shapeLabel(shape)} on ${device.description}`,
+    `The model's first plans at ${shapeLabel(shape)} on ${device.description} (not measured)`,
   );
 }
 
