@@ -89,7 +89,11 @@ const DEVICES: [RegExp, Omit<DeviceModel, "source">, string][] = [
 /** An unknown GPU: a mid-size discrete part. */
 const DEFAULT_DEVICE = { sms: 64, smGflops: 300, bandwidthGBs: 1000 };
 
-/** The picker's model of `device`: its table row, or the default (a tuning file may say SMs). */
+/**
+ * The picker's model of `device`: its table row, or for a GPU the table does not know the
+ * default, whose SM count a tuning file may set (a table row is never overridden by the count a
+ * search merely assumed).
+ */
 export function deviceModel(device: DeviceSummary, tuning?: TuningRecord): DeviceModel {
   const row = DEVICES.find(([re]) => re.test(device.description));
   const base = row
@@ -98,7 +102,7 @@ export function deviceModel(device: DeviceSummary, tuning?: TuningRecord): Devic
       ...DEFAULT_DEVICE,
       source: `not in the table: ${DEFAULT_DEVICE.sms} SMs assumed (WebGPU does not say)`,
     };
-  return tuning?.sms ? { ...base, sms: tuning.sms, source: "the tuning file" } : base;
+  return !row && tuning?.sms ? { ...base, sms: tuning.sms, source: "the tuning file" } : base;
 }
 
 /** The tile configurations the picker chooses among (GROUP_M and AHEAD come from step 12). */
@@ -111,7 +115,7 @@ export const TILE_CONFIGS: Pick<GeneratedParams, "BM" | "BN" | "BK" | "TN">[] = 
 ];
 
 /** Slice counts the picker considers for split-K and the matrix-vector plan. */
-const SLICE_COUNTS = [1, 2, 4, 8, 16, 32, 64];
+export const SLICE_COUNTS = [1, 2, 4, 8, 16, 32, 64];
 /** The shortest slice of K worth a workgroup (shorter ones are mostly prologue and stores). */
 const MIN_SLICE_K = 128;
 
@@ -291,12 +295,15 @@ function gemvPlan(s: Shape, slices: number, dev: DeviceModel): Candidate {
 }
 
 /** The most rows for which the matrix-vector plan is a candidate (two row blocks of 16). */
-export const GEMV_MAX_M = 2 * GEMV_MAX_ROWS;
+const GEMV_MAX_M = 2 * GEMV_MAX_ROWS;
 
 /** Step 12's tuned launch order and look-ahead on this device, else its defaults. */
 function generatedKnobs(device: DeviceSummary): Pick<GeneratedParams, "GROUP_M" | "AHEAD"> {
   const tuned = tunedParams(device, "generated");
-  return { GROUP_M: tuned?.GROUP_M ?? 8, AHEAD: tuned?.AHEAD ?? 0 };
+  return {
+    GROUP_M: tuned?.GROUP_M ?? generated.params.GROUP_M,
+    AHEAD: tuned?.AHEAD ?? generated.params.AHEAD,
+  };
 }
 
 /**
@@ -373,7 +380,7 @@ export function pickPlan(s: Shape, device: DeviceSummary): PlanChoice {
 }
 
 /** Whether two plans are the same (compared on the plan's own keys). */
-export function sameParams(a: Params, b: Params): boolean {
+function sameParams(a: Params, b: Params): boolean {
   const keys = ["PLAN", "SLICES", "BM", "BN", "BK", "TN"];
   return keys.every((k) => (a[k] ?? 0) === (b[k] ?? 0) || (a.PLAN === PLAN_GEMV && k === "TN"));
 }

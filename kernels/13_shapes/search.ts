@@ -9,7 +9,7 @@
  * to 90 runs of 0.1 s of timing plus input generation and checks.
  */
 import type { Gpu } from "../../lib/gpu.ts";
-import { flops, type Shape, shapeLabel } from "../../lib/matrix.ts";
+import { flops, sameShape, type Shape, shapeLabel } from "../../lib/matrix.ts";
 import { findKernel } from "../../lib/registry.ts";
 import { runKernel } from "../../lib/runner.ts";
 import {
@@ -18,7 +18,7 @@ import {
   type TuningRecord,
   type TuningTrial,
 } from "../../lib/tuning.ts";
-import { type Candidate, candidates, deviceModel, type PlanKind } from "./plans.ts";
+import { type Candidate, candidates, deviceModel, type PlanKind, SLICE_COUNTS } from "./plans.ts";
 
 export interface ShapeSearchOptions {
   /** Plans measured per shape (the model's first ones plus the best of each kind). */
@@ -76,8 +76,10 @@ export async function searchShapes(
     }
     if (best) perShape.push({ shape, params: best.params, gflops: best.gflops! });
   }
-  const first = trials.find((t) => t.params === perShape[0]?.params);
-  if (!first) throw new Error("shapes: no plan validated at the first shape");
+  // The record's `shape` is the first shape: its winner is the record's `best`.
+  const winner = perShape.find((w) => sameShape(w.shape, shapes[0]));
+  const first = winner && trials.find((t) => t.params === winner.params);
+  if (!first) throw new Error(`shapes: no plan validated at ${shapeLabel(shapes[0])}`);
   const record: TuningRecord = {
     schema: 1,
     device: gpu.summary,
@@ -86,7 +88,7 @@ export async function searchShapes(
     shape: shapes[0],
     shapes,
     kernel: spec.id,
-    space: { PLAN: [0, 1], SLICES: [1, 2, 4, 8, 16, 32, 64] },
+    space: { PLAN: [0, 1], SLICES: SLICE_COUNTS },
     trials,
     best: first,
     perShape,

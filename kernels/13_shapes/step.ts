@@ -35,7 +35,7 @@ const DEFAULTS: Params = {
 };
 
 /** The most slices of K a launch may have. */
-export const MAX_SLICES = 64;
+const MAX_SLICES = 64;
 
 const isGemv = (p: Params) => p.PLAN === PLAN_GEMV;
 const tileParams = (p: Params) => ({ ...generatedParams(p), SPLIT_K: p.SLICES > 1 ? 1 : 0 });

@@ -36,7 +36,14 @@ export async function recordedGpuRun(
   steps?: string[],
 ): Promise<{ path: string; record: RunRecord } | undefined> {
   if (!steps) return ladderRecord(await listRecords(recordsDir), LADDER);
-  return await newestRecord(recordsDir, (r) => isGpuRun(r) && coversSteps(r, steps));
+  return await newestGpuRun((r) => coversSteps(r, steps));
+}
+
+/** The newest complete run record from a real GPU for which `holds` is true. */
+export async function newestGpuRun(
+  holds: (r: RunRecord) => boolean,
+): Promise<{ path: string; record: RunRecord } | undefined> {
+  return await newestRecord(recordsDir, (r) => isGpuRun(r) && holds(r));
 }
 
 let recordsDir: string | URL = RUNS_DIR;
@@ -48,7 +55,7 @@ export function setRecordsDir(dir: string | URL = RUNS_DIR): void {
 
 /** Show the ceilings the newest GPU-host record measured, or say that none exists yet. */
 export async function showRecordedCeilings(): Promise<void> {
-  const found = await newestRecord(recordsDir, (r) => isGpuRun(r) && r.ceilings !== undefined);
+  const found = await newestGpuRun((r) => r.ceilings !== undefined);
   if (!found?.record.ceilings) {
     await showNote(
       found

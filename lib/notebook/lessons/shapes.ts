@@ -7,7 +7,7 @@
 import type { DeviceSummary } from "../../gpu.ts";
 import { SHAPE_SUITE } from "../../bench_args.ts";
 import { type Shape, shapeLabel } from "../../matrix.ts";
-import type { KernelResult, PeerResult } from "../../record.ts";
+import type { KernelResult, PeerResult, RunRecord } from "../../record.ts";
 import { runKernel } from "../../runner.ts";
 import { geomean, ratio, suiteRows } from "../../suite.ts";
 import { recordedTuning } from "../../tuning.ts";
@@ -26,7 +26,7 @@ import {
 import { ALL_TRANSFORMS } from "../../../kernels/12_generated/generate.ts";
 import { type Cell, fmt, showNote, showTable } from "../format.ts";
 import { kernel } from "../kernels.ts";
-import { recordedGpuRun } from "../recorded.ts";
+import { newestGpuRun } from "../recorded.ts";
 import type { Session } from "../session.ts";
 
 /**
@@ -183,8 +183,9 @@ export async function runSuiteLive(s: Session): Promise<LiveSuiteRow[]> {
  * TF.js with ratios to cuBLAS, or a plain note that no such record is committed yet.
  */
 export async function showRecordedSuite(): Promise<boolean> {
-  const found = await recordedGpuRun(["shapes"]);
-  const rows = found ? suiteRows(found.record).filter((r) => r.step !== undefined) : [];
+  const measuredSuite = (r: RunRecord) => suiteRows(r).filter((x) => x.step !== undefined);
+  const found = await newestGpuRun((r) => measuredSuite(r).length > 0);
+  const rows = found ? measuredSuite(found.record) : [];
   if (!found || !rows.length) {
     await showNote(
       "**No GPU record with the shape suite is committed yet.** Once `tools/gpu_bench.sh` has " +
