@@ -46,7 +46,7 @@ export function planLabel(p: Record<string, number>): string {
   if (kind === "matrix-vector") {
     return `matrix-vector ${p.BM} rows${p.SLICES > 1 ? `, ${p.SLICES} slices` : ""}`;
   }
-  const tile = `${p.BM}x${p.BN}x${p.BK} TN ${p.TN}`;
+  const tile = `${p.BM}x${p.BN}x${p.BK}${p.TN ? ` TN ${p.TN}` : ""}`;
   return kind === "split-K" ? `split-K ${p.SLICES} x ${tile}` : `tiles ${tile}`;
 }
 
