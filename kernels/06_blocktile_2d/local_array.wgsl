@@ -1,8 +1,9 @@
 // blocktile 2d, local-array variant (teaching demo): the same kernel as kernel.wgsl, but
 // written the way CUDA code usually is, with the 8 x 8 accumulators and the A and B fragments
-// in function-local arrays indexed inside loops. It computes the same result. On wgpu every
-// dynamic index into such an array is clamped, the driver cannot prove the loops away, and the
-// arrays end up in local (off-chip) memory instead of registers: compare the two timings.
+// in function-local arrays indexed inside loops. It computes the same result, many times slower
+// on the H200. The likely cause (not measured directly): on wgpu every dynamic index into such
+// an array is clamped, so the driver cannot resolve the indices to registers and keeps the
+// arrays in local (off-chip) memory. Compare the two timings.
 
 struct Dims {
   M: u32,
