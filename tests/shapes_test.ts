@@ -184,7 +184,13 @@ Deno.test("shapes: the model counts the workgroups the runner launches (edge str
 Deno.test("shapes: the per-shape search keeps each shape's fastest plan, and the picker uses it", async () => {
   const gpu = await acquireGpu();
   const shapes = [{ m: 1, k: 64, n: 64 }, { m: 40, k: 600, n: 36 }];
-  const record = await searchShapes(gpu, shapes, { perShape: 2, budgetMs: 5, save: false });
+  const record = await searchShapes(gpu, shapes, {
+    perShape: 2,
+    everyPlanBelow: 0,
+    confirm: 1,
+    budgetMs: 5,
+    save: false,
+  });
   assert.equal(record.kernel, "13_shapes");
   assert.equal(record.perShape?.length, 2);
   assert.equal(record.best.params, record.perShape![0].params);

@@ -110,6 +110,7 @@ export const TILE_CONFIGS: Pick<GeneratedParams, "BM" | "BN" | "BK" | "TN">[] = 
   { BM: 128, BN: 256, BK: 16, TN: 16 },
   { BM: 128, BN: 128, BK: 16, TN: 8 },
   { BM: 64, BN: 128, BK: 16, TN: 8 },
+  { BM: 64, BN: 128, BK: 8, TN: 8 },
   { BM: 64, BN: 64, BK: 16, TN: 8 },
   { BM: 32, BN: 64, BK: 16, TN: 8 },
 ];
