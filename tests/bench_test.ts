@@ -292,7 +292,7 @@ Deno.test("results section: the shape suite with each row's ratio to cuBLAS and 
   const table = suiteTable(record)!;
   assert.match(
     table,
-    /\| 1x4096x4096 \| 500 \| matrix-vector 1 rows, 8 slices \| 600 \(11_autotune\) \| 1000 \| - \| 0\.50 \| 0\.60 \|/,
+    /\| 1x4096x4096 \| 500 \| matrix-vector 1 row, 8 slices \| 600 \(11_autotune\) \| 1000 \| - \| 0\.50 \| 0\.60 \|/,
   );
   assert.match(table, /\| 256x65536x256 \| 2000 \| split-K 16 x 64x64x16 \|/);
   assert.match(table, /\| geometric mean \| \| \| \| \| \| 0\.50 \| 0\.55 \|/);

@@ -44,7 +44,9 @@ export type PlanKind = "tiles" | "split-K" | "matrix-vector";
 export function planLabel(p: Record<string, number>): string {
   const kind = planKind(p);
   if (kind === "matrix-vector") {
-    return `matrix-vector ${p.BM} row${p.BM === 1 ? "" : "s"}${p.SLICES > 1 ? `, ${p.SLICES} slices` : ""}`;
+    return `matrix-vector ${p.BM} row${p.BM === 1 ? "" : "s"}${
+      p.SLICES > 1 ? `, ${p.SLICES} slices` : ""
+    }`;
   }
   const tile = `${p.BM}x${p.BN}x${p.BK}${p.TN ? ` TN ${p.TN}` : ""}`;
   return kind === "split-K" ? `split-K ${p.SLICES} x ${tile}` : `tiles ${tile}`;
