@@ -21,8 +21,14 @@
  *   bound (an SM issues one instruction per clock per 32 FP32 lanes, four on Hopper) an upper one.
  * - Occupancy: workgroups resident per SM from workgroup memory, invocations, workgroup slots
  *   and registers (estimated: lib/kernels/loops.ts); it sets the slots the waves fill.
- * - Waves: the launch's workgroups over SMs x resident, and the last wave's fill. A partly empty
- *   wave costs a full one, so the kernel's bound is the least throughput bound times the fill.
+ * - Waves: the launch's workgroups over SMs x resident, and the last wave's fill (the plan
+ *   picker's arithmetic). For the bound the model takes the busiest SM instead: W workgroups of
+ *   equal work over S SMs leave some SM with ceil(W / S) of them, however many it holds at once,
+ *   so the launch takes at least that SM's time and reaches at most (W / S) / ceil(W / S) of
+ *   the GPU's rate. The kernel's bound is the least throughput bound times that balance. (The
+ *   last wave's fill is the same figure when the SMs hold their workgroups in whole waves, and
+ *   lower when few workgroups leave SMs with fewer than they could hold; those can still use the
+ *   whole SM, so it is no bound.)
  */
 import { flops as productFlops, type Shape } from "../matrix.ts";
 import { launchPlan } from "./cost.ts";
@@ -90,11 +96,13 @@ export interface StepModel {
   workgroupBytes: number;
   occupancy: Occupancy;
   waves: Waves;
+  /** Share of the GPU the busiest SM lets the launch use: (W / S) / ceil(W / S). */
+  smBalance: number;
   /** Every bound at full waves. */
   bounds: Bound[];
   /** The least of the bounds that hold. */
   binding: Bound;
-  /** The model's bound on the kernel: binding x the waves' fill. */
+  /** The model's bound on the kernel: binding x smBalance. */
   boundGflops: number;
 }
 
@@ -259,6 +267,7 @@ export function stepModel(
   const occ = occupancy(d.sm, threads, registersEstimate ?? 0, workgroupBytes);
   const plan = launchPlan(spec, params, shape);
   const w = waves(plan.grid[0] * plan.grid[1] * plan.grid[2], d.sms, occ.resident);
+  const smBalance = w.workgroups / d.sms / Math.ceil(w.workgroups / d.sms);
   const binding = bounds.filter((b) => !b.notABound).reduce((a, b) => b.gflops < a.gflops ? b : a);
   return {
     kernel: spec.id,
@@ -275,8 +284,9 @@ export function stepModel(
     workgroupBytes,
     occupancy: occ,
     waves: w,
+    smBalance,
     bounds,
     binding,
-    boundGflops: binding.gflops * w.fill,
+    boundGflops: binding.gflops * smBalance,
   };
 }
