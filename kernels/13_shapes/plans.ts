@@ -27,6 +27,14 @@
  * partly empty costs as much as a full one.
  */
 import type { DeviceSummary } from "../../lib/gpu.ts";
+import {
+  type DeviceModel,
+  deviceModel,
+  HOPPER_SM,
+  occupancy,
+  type Waves,
+  waves,
+} from "../../lib/kernels/device.ts";
 import { ceilDiv, type LaunchPlan, launchPlan, type LaunchSpec } from "../../lib/kernels/cost.ts";
 import { type KernelSpec, type Params, stepLayout } from "../../lib/kernels/spec.ts";
 import type { Shape } from "../../lib/matrix.ts";
@@ -37,6 +45,9 @@ import { GEMV_COLUMNS, GEMV_K_LANES, GEMV_MAX_ROWS } from "./gemv.ts";
 
 export const PLAN_TILES = 0;
 export const PLAN_GEMV = 1;
+
+/** The device table and the wave arithmetic live in lib/kernels/device.ts (model.ts uses them). */
+export { type DeviceModel, deviceModel, type Waves, waves };
 
 export type PlanKind = "tiles" | "split-K" | "matrix-vector";
 
@@ -58,55 +69,6 @@ export function planKind(p: Params): PlanKind {
   return p.SLICES > 1 ? "split-K" : "tiles";
 }
 
-/**
- * What the picker knows of a GPU. WebGPU does not expose the SM (compute unit) count, nor the
- * peak rates, so they come from this table, matched on the adapter's description; a device that
- * is not in it gets DEFAULT_DEVICE, and the per-shape search (which measures instead of
- * predicting) is what makes the picks right there.
- */
-export interface DeviceModel {
-  /** Streaming multiprocessors (NVIDIA) or compute units. */
-  sms: number;
-  /** FP32 FMA peak, GFLOP/s per SM. */
-  smGflops: number;
-  /** DRAM bandwidth, GB/s. */
-  bandwidthGBs: number;
-  /** Where these numbers come from. */
-  source: string;
-}
-
-/**
- * Public spec sheets: 132 SMs on the H100 SXM and the H200, 114 on the H100 PCIe. Bandwidths are
- * the sheets' peaks (the H200's measured read ceiling on the GPU host is 4 518 GB/s, in
- * data/runs/nvidia-h200-2026-11-23T1828.json).
- */
-const DEVICES: [RegExp, Omit<DeviceModel, "source">, string][] = [
-  [/h100.*pcie/i, { sms: 114, smGflops: 450, bandwidthGBs: 2000 }, "H100 PCIe"],
-  [/h200/i, { sms: 132, smGflops: 507, bandwidthGBs: 4800 }, "H200 SXM"],
-  [/h100/i, { sms: 132, smGflops: 507, bandwidthGBs: 3350 }, "H100 SXM"],
-  [/a100/i, { sms: 108, smGflops: 181, bandwidthGBs: 2039 }, "A100 SXM"],
-  [/rtx 4090/i, { sms: 128, smGflops: 645, bandwidthGBs: 1008 }, "RTX 4090"],
-];
-
-/** An unknown GPU: a mid-size discrete part. */
-const DEFAULT_DEVICE = { sms: 64, smGflops: 300, bandwidthGBs: 1000 };
-
-/**
- * The picker's model of `device`: its table row, or for a GPU the table does not know the
- * default, whose SM count a tuning file may set (a table row is never overridden by the count a
- * search merely assumed).
- */
-export function deviceModel(device: DeviceSummary, tuning?: TuningRecord): DeviceModel {
-  const row = DEVICES.find(([re]) => re.test(device.description));
-  const base = row
-    ? { ...row[1], source: `spec sheet of the ${row[2]} (matched on "${device.description}")` }
-    : {
-      ...DEFAULT_DEVICE,
-      source: `not in the table: ${DEFAULT_DEVICE.sms} SMs assumed (WebGPU does not say)`,
-    };
-  return !row && tuning?.sms ? { ...base, sms: tuning.sms, source: "the tuning file" } : base;
-}
-
 /** The tile configurations the picker chooses among (GROUP_M and AHEAD come from step 12). */
 export const TILE_CONFIGS: Pick<GeneratedParams, "BM" | "BN" | "BK" | "TN">[] = [
   { BM: 128, BN: 256, BK: 16, TN: 16 },
@@ -123,35 +85,17 @@ export const SLICE_COUNTS = [1, 2, 4, 8, 16, 32, 64];
 const MIN_SLICE_K = 128;
 
 /**
- * Workgroups of a configuration one SM holds at once, from NVIDIA's per-SM budgets (65 536
- * registers, 2 048 invocations, 227 KiB of shared memory) and an estimate of the registers an
- * invocation takes: its 8 x TN accumulators, its loads in flight, its fragments, and 24 more.
+ * Workgroups of a configuration one SM holds at once (lib/kernels/device.ts occupancy: NVIDIA's
+ * per-SM budgets of registers, invocations, workgroups and shared memory), with an estimate of
+ * the registers an invocation takes: its 8 x TN accumulators, its loads in flight, its
+ * fragments, and 24 more.
  */
 export function residentPerSm(p: GeneratedParams): number {
   const t = invocations(p);
   const loads = (p.BM * p.BK + p.BK * p.BN) / 4 / t;
   const registers = 8 * p.TN + 4 * loads + 4 * (2 + p.TN / 4) + 24;
   const smem = 2 * (p.BK * p.BM + p.BK * p.BN) * 4;
-  return Math.max(
-    1,
-    Math.min(Math.floor(65536 / (t * registers)), Math.floor(2048 / t), Math.floor(232448 / smem)),
-  );
-}
-
-/** The wave arithmetic of one launch: W workgroups over S SMs holding R each. */
-export interface Waves {
-  workgroups: number;
-  /** Workgroups in flight at once: SMs x resident per SM. */
-  perWave: number;
-  waves: number;
-  /** Share of the launch's workgroup slots that hold work: W / (waves x perWave). */
-  fill: number;
-}
-
-export function waves(workgroups: number, sms: number, resident: number): Waves {
-  const perWave = sms * resident;
-  const count = Math.max(1, Math.ceil(workgroups / perWave));
-  return { workgroups, perWave, waves: count, fill: workgroups / (count * perWave) };
+  return occupancy(HOPPER_SM, t, registers, smem).resident;
 }
 
 /** One plan and the model's time for it. */

@@ -6,6 +6,7 @@
  *   session.ts   the reader's adapter, sizes and measured ceilings
  *   kernels.ts   kernel lookup, WGSL source, cost-model predictions
  *   live.ts      live validated-and-timed runs and the gap to the model's bound
+ *   models.ts    the step model: what changes per step, its bounds, the gap to a record
  *   recorded.ts  the committed GPU-host record beside the live numbers
  *   tuning.ts    live and recorded autotuning searches
  *   ablation.ts  the GPU host's ablation of the autotuned kernel, stage by stage
@@ -16,6 +17,7 @@ export * from "./format.ts";
 export * from "./session.ts";
 export * from "./kernels.ts";
 export * from "./live.ts";
+export * from "./models.ts";
 export * from "./recorded.ts";
 export * from "./tuning.ts";
 export * from "./ablation.ts";

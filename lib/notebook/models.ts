@@ -1,0 +1,256 @@
+/**
+ * The step model (lib/kernels/model.ts) as notebooks show it: what changes from one step to the
+ * next and the bound each quantity implies, at the reader's size and at 4096 on the H200, and
+ * how a measurement compares with the model's bounds.
+ */
+import type { DeviceSummary } from "../gpu.ts";
+import { gpuModel, H200 } from "../kernels/device.ts";
+import { type Bound, type Limit, type StepModel, stepModel } from "../kernels/model.ts";
+import { type Shape, shapeLabel } from "../matrix.ts";
+import type { KernelResult, RunRecord } from "../record.ts";
+import { type KernelSpec, type Params, stepName } from "../registry.ts";
+import { kernelParams } from "../runner.ts";
+import { type Cell, escapeHtml, fmt, paramsLabel, showNote, tableBundle } from "./format.ts";
+import { showBundle } from "./jupyter.ts";
+import { kernel } from "./kernels.ts";
+import { newestGpuRun } from "./recorded.ts";
+import { type Session, square } from "./session.ts";
+
+/** The size the H200 columns and the recorded comparison use. */
+export const MODEL_SIZE = 4096;
+
+/** An H200 as WebGPU describes it, for the plan picker when no record names one. */
+const H200_ADAPTER: DeviceSummary = {
+  description: "NVIDIA H200",
+  vendor: "",
+  architecture: "",
+  device: "",
+  isFallbackAdapter: false,
+  software: false,
+  features: [],
+  limits: {},
+};
+
+/** The parameters a kernel runs with on `device` at `shape`, without an adapter at hand. */
+function paramsFor(spec: KernelSpec, shape: Shape, device: DeviceSummary): Params {
+  return { ...spec.params, ...spec.planFor?.(shape, device) };
+}
+
+const isShape = (r: KernelResult, s: Shape) => r.m === s.m && r.k === s.k && r.n === s.n;
+
+/** A validated, timed result of `spec` at `shape` in `record`. */
+function resultIn(record: RunRecord, spec: KernelSpec, shape: Shape): KernelResult | undefined {
+  return record.results.find((r) =>
+    stepName(r.kernel) === spec.name && r.validated && r.gflops !== undefined && isShape(r, shape)
+  );
+}
+
+/** The newest GPU record with a timed result of `spec` at `shape`, and that result. */
+async function recordedResult(spec: KernelSpec, shape: Shape) {
+  const found = await newestGpuRun((r) => resultIn(r, spec, shape) !== undefined);
+  if (!found) return undefined;
+  return { ...found, result: resultIn(found.record, spec, shape)! };
+}
+
+/**
+ * The kernel's parameters at 4096 on the H200: those of the newest recorded GPU run of it (the
+ * tuned ones, where it was tuned), else its defaults (and the plan picker's, for step 13).
+ */
+async function h200Params(spec: KernelSpec): Promise<Params> {
+  const shape = square(MODEL_SIZE);
+  const found = await recordedResult(spec, shape);
+  return found && /h200/i.test(found.record.device.description)
+    ? { ...spec.params, ...found.result.params }
+    : paramsFor(spec, shape, H200_ADAPTER);
+}
+
+/** One row of the table: a quantity and how to read it off a model. */
+interface Row {
+  label: string;
+  value(m: StepModel): Cell;
+}
+
+const boundRow = (limit: Limit): Row => ({
+  label: `bound: ${limit} (GFLOP/s)`,
+  value: (m) => {
+    const b = m.bounds.find((x) => x.limit === limit);
+    return b ? (b.notABound ? `${fmt(b.gflops)} (not a bound)` : b.gflops) : undefined;
+  },
+});
+
+const ROWS: Row[] = [
+  { label: "parameters", value: (m) => paramsLabel(m.params) },
+  { label: "global traffic, cost model (MB)", value: (m) => m.global.bytes / 1e6 },
+  { label: "FLOP per global byte", value: (m) => m.global.intensity },
+  { label: "L1 sector bytes per FMA (no workgroup memory)", value: (m) => m.l1SectorBytesPerFma },
+  { label: "workgroup-memory reads per FMA", value: (m) => m.workgroup?.readsPerFma },
+  { label: "workgroup-memory bytes read per FMA", value: (m) => m.workgroup?.bytesPerFma },
+  {
+    label: "bank wavefronts per warp read (fewest possible)",
+    value: (m) =>
+      m.workgroup &&
+      `${fmt(m.workgroup.wavefrontsPerRead)} (${fmt(m.workgroup.idealWavefrontsPerRead)})`,
+  },
+  {
+    label: "bank wavefronts per warp store (fewest possible)",
+    value: (m) =>
+      m.workgroup &&
+      `${fmt(m.workgroup.wavefrontsPerStore)} (${fmt(m.workgroup.idealWavefrontsPerStore)})`,
+  },
+  { label: "bank bytes per FMA, reads and stores", value: (m) => m.workgroup?.bankBytesPerFma },
+  { label: "instructions per FMA (at least)", value: (m) => m.instructionsPerFma },
+  { label: "registers per invocation (estimate)", value: (m) => m.registersEstimate },
+  { label: "invocations per workgroup", value: (m) => m.invocationsPerWorkgroup },
+  { label: "workgroup memory (bytes)", value: (m) => m.workgroupBytes },
+  {
+    label: "resident workgroups per SM (limited by)",
+    value: (m) => `${m.occupancy.resident} (${m.occupancy.limitedBy})`,
+  },
+  { label: "resident invocations per SM", value: (m) => m.occupancy.invocations },
+  { label: "workgroups", value: (m) => m.waves.workgroups },
+  { label: "waves over the SMs", value: (m) => m.waves.waves },
+  { label: "last wave's fill (share of slots used)", value: (m) => m.waves.fill },
+  { label: "busiest SM's balance: (W / SMs) / ceil(W / SMs)", value: (m) => m.smBalance },
+  boundRow("arithmetic"),
+  boundRow("issue"),
+  boundRow("workgroup memory"),
+  boundRow("L1"),
+  boundRow("DRAM"),
+  { label: "binding bound", value: (m) => m.binding.limit },
+  { label: "model bound: binding x balance (GFLOP/s)", value: (m) => m.boundGflops },
+];
+
+/**
+ * Show the model of `prev` and `step` side by side, at the reader's `shape` on the reader's
+ * adapter and at 4096 on the H200: every quantity, the bound each implies and the binding one.
+ * Rows whose value changes from `prev` to `step` are marked (bold in HTML, `*` in text).
+ */
+export async function showModel(
+  prev: string,
+  step: string,
+  shape: Shape,
+  s: Session,
+): Promise<void> {
+  const specs = [kernel(prev), kernel(step)];
+  const mine = gpuModel(s.summary);
+  const big = square(MODEL_SIZE);
+  const models: StepModel[] = [
+    ...specs.map((k) => stepModel(k, kernelParams(s.gpu, k, undefined, shape), shape, mine)),
+    ...await Promise.all(specs.map(async (k) => stepModel(k, await h200Params(k), big, H200))),
+  ];
+  const here = mine.unknown ? "yours, modeled for the H200" : mine.name;
+  const columns = [
+    "quantity",
+    ...models.map((m, i) => `${m.kernel} at ${shapeLabel(m.shape)} (${i < 2 ? here : H200.name})`),
+  ];
+  const cells = ROWS.map((r) => models.map((m) => fmt(r.value(m))));
+  const changed = cells.map((c) => c[0] !== c[1] || c[2] !== c[3]);
+  const rows: Cell[][] = ROWS.map((r, i) => [(changed[i] ? "* " : "") + r.label, ...cells[i]]);
+  const unknown = mine.unknown
+    ? ` The ${mine.unknown.join(", ")} of your adapter (${s.summary.description}) are unknown ` +
+      "to the model, so its columns use the H200's numbers (modeled for the H200)."
+    : "";
+  const caption = `Step model: ${specs[0].id} and ${specs[1].id} (* marks what changes).` +
+    unknown;
+  const bundle = tableBundle(columns, rows, caption);
+  await showBundle({ ...bundle, "text/html": modelHtml(columns, rows, changed, caption) });
+}
+
+/** The table as HTML with the changed rows in bold on a tinted background. */
+function modelHtml(columns: string[], rows: Cell[][], changed: boolean[], caption: string) {
+  const td = (tag: string, c: Cell, i: number) =>
+    `<${tag} style="text-align:${i ? "right" : "left"}">${escapeHtml(fmt(c))}</${tag}>`;
+  const body = rows.map((r, i) =>
+    `<tr${changed[i] ? ' style="font-weight:bold;background:#fff3c4"' : ""}>` +
+    [String(r[0]).replace(/^\* /, ""), ...r.slice(1)].map((c, j) => td("td", c, j)).join("") +
+    "</tr>"
+  ).join("");
+  return `<table><caption>${escapeHtml(caption)}</caption><thead><tr>` +
+    columns.map((c, i) => td("th", c, i)).join("") + `</tr></thead><tbody>${body}</tbody></table>`;
+}
+
+/** How a measurement compares with the model: numbers for a sentence. */
+export interface ModelGap {
+  kernel: string;
+  shape: Shape;
+  /** The GPU the model's numbers are for, and whether the measured one is another. */
+  modeledFor: string;
+  modeledForAnother: boolean;
+  measuredGflops: number;
+  /** The model's bound (binding bound x the busiest SM's balance), and measured / bound. */
+  boundGflops: number;
+  ratio: number;
+  binding: Limit;
+  /** How the binding bound follows from the quantities. */
+  why: string;
+  /** The busiest SM's balance the bound is multiplied by, and the last wave's fill. */
+  smBalance: number;
+  waveFill: number;
+  /** Every bound that holds, with measured / bound. */
+  bounds: { limit: Limit; gflops: number; ratio: number }[];
+}
+
+/**
+ * The gap between `measuredGflops` of `step` at `shape` on `device` and the model's bounds, at
+ * the parameters the kernel ran with (`params`; else its defaults and, for step 13, the plan the
+ * picker chooses on `device`).
+ */
+export function modelGap(
+  step: string,
+  measuredGflops: number,
+  shape: Shape,
+  device: DeviceSummary,
+  params?: Params,
+): ModelGap {
+  const spec = kernel(step);
+  const gpu = gpuModel(device);
+  const m = stepModel(spec, { ...paramsFor(spec, shape, device), ...params }, shape, gpu);
+  const holds = m.bounds.filter((b: Bound) => !b.notABound);
+  return {
+    kernel: spec.id,
+    shape,
+    modeledFor: gpu.name,
+    modeledForAnother: gpu.unknown !== undefined,
+    measuredGflops,
+    boundGflops: m.boundGflops,
+    ratio: measuredGflops / m.boundGflops,
+    binding: m.binding.limit,
+    why: m.binding.why,
+    smBalance: m.smBalance,
+    waveFill: m.waves.fill,
+    bounds: holds.map((b) => ({
+      limit: b.limit,
+      gflops: b.gflops,
+      ratio: measuredGflops / b.gflops,
+    }))
+      .sort((a, b) => a.gflops - b.gflops),
+  };
+}
+
+/**
+ * Say how the newest GPU record's measurement of `step` at `shape` (4096 by default) compares
+ * with the model: measured GFLOP/s against the model's bound and against each bound.
+ */
+export async function showModelGap(step: string, shape: Shape = square(MODEL_SIZE)) {
+  const spec = kernel(step);
+  const found = await recordedResult(spec, shape);
+  if (!found) {
+    await showNote(`No recorded GPU run of \`${spec.id}\` at ${shapeLabel(shape)} yet.`);
+    return;
+  }
+  const { record, path, result } = found;
+  const g = modelGap(step, result.gflops!, shape, record.device, result.params);
+  const others = g.bounds.filter((b) => b.limit !== g.binding)
+    .map((b) => `${b.limit} ${fmt(b.gflops)} (${fmt(100 * b.ratio)}% reached)`).join(", ");
+  const modeled = g.modeledForAnother ? " (modeled for the H200)" : "";
+  await showNote(
+    `On the **${record.device.description}** (${path.replace(/^.*\/data\//, "data/")}), ` +
+      `\`${g.kernel}\` at ${shapeLabel(shape)} ran at **${fmt(g.measuredGflops)} GFLOP/s**: ` +
+      `**${fmt(100 * g.ratio)}%** of the model's bound of ${fmt(g.boundGflops)} GFLOP/s` +
+      `${modeled}, set by ${g.binding} (${g.why}) times ${fmt(g.smBalance)}, the share of the ` +
+      `GPU its busiest SM allows (${
+        g.smBalance < 1 ? "whole workgroups do not spread evenly" : "even"
+      }). ` +
+      `The other bounds, in GFLOP/s: ${others}.`,
+  );
+}
