@@ -34,7 +34,10 @@ export function outputOf(mapping: OneElementMapping, gx: number, gy: number) {
 }
 
 /** Local id of invocation `index` of a WG x WG workgroup (x varies fastest). */
-export const localId = (index: number, wg: number) => ({ x: index % wg, y: Math.floor(index / wg) });
+export const localId = (index: number, wg: number) => ({
+  x: index % wg,
+  y: Math.floor(index / wg),
+});
 
 /** Float offsets of A, B and C that one subgroup touches at step `p` of the k loop. */
 export interface SubgroupAccess {
@@ -71,7 +74,8 @@ export function subgroupAccess(
 }
 
 /** Runs of consecutive sectors: 1 means one contiguous piece of memory. */
-const runs = (sectors: number[]) => sectors.filter((s, i) => i === 0 || sectors[i - 1] !== s - 1).length;
+const runs = (sectors: number[]) =>
+  sectors.filter((s, i) => i === 0 || sectors[i - 1] !== s - 1).length;
 
 export function oneElementFigure(ctx: FigureContext, mapping: OneElementMapping): ConceptFigure {
   const wg = ctx.params.WG;
@@ -112,26 +116,43 @@ export function oneElementFigure(ctx: FigureContext, mapping: OneElementMapping)
   d.gridLines(gx0, gy0, side, side, wg, wg);
   d.rect(gx0, gy0, side, side, { stroke: COLOR.c, width: 2 });
   d.text(gx0 + side / 2, gy0 - 24, `C columns 0..${wg - 1}`, { anchor: "middle", size: 12 });
-  d.text(gx0 + side / 2, gy0 - 8, naive ? "← local_invocation_id.y →" : "← local_invocation_id.x →", {
-    anchor: "middle",
-    size: 11,
-    fill: COLOR.muted,
-  });
+  d.text(
+    gx0 + side / 2,
+    gy0 - 8,
+    naive ? "← local_invocation_id.y →" : "← local_invocation_id.x →",
+    {
+      anchor: "middle",
+      size: 11,
+      fill: COLOR.muted,
+    },
+  );
   d.text(gx0 - 12, gy0 + side / 2, `C rows 0..${wg - 1}`, {
     anchor: "middle",
     size: 12,
     rotate: -90,
   });
-  d.text(gx0 - 28, gy0 + side / 2, naive ? "← local_invocation_id.x →" : "← local_invocation_id.y →", {
-    anchor: "middle",
-    size: 11,
-    fill: COLOR.muted,
-    rotate: -90,
-  });
+  d.text(
+    gx0 - 28,
+    gy0 + side / 2,
+    naive ? "← local_invocation_id.x →" : "← local_invocation_id.y →",
+    {
+      anchor: "middle",
+      size: 11,
+      fill: COLOR.muted,
+      rotate: -90,
+    },
+  );
   // The direction invocations 0, 1, 2, ... walk in.
   const ax = gx0 + side + 24;
   if (naive) d.arrow(ax, gy0, ax, gy0 + Math.min(side, 8 * cell), COLOR.mark, 2);
-  else d.arrow(gx0, gy0 + side + 14, gx0 + Math.min(side, 8 * cell), gy0 + side + 14, COLOR.mark, 2);
+  else {d.arrow(
+      gx0,
+      gy0 + side + 14,
+      gx0 + Math.min(side, 8 * cell),
+      gy0 + side + 14,
+      COLOR.mark,
+      2,
+    );}
   const noteX = gx0 + side + 48;
   let ny = gy0 + 10;
   const note = (t: string, style = {}) => {

@@ -14,7 +14,6 @@ import {
   heading,
   legend,
   MARGIN,
-  tint,
   WIDTH,
 } from "./svg.ts";
 

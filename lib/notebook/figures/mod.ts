@@ -20,6 +20,11 @@ import type { FigureContext } from "./context.ts";
 import type { ConceptFigure } from "./svg.ts";
 import { oneElementFigure } from "./access.ts";
 import { bankFigure } from "./banks.ts";
+import { autotuneFigure, subgroupTilingFigure } from "./warps.ts";
+import { doubleBufferFigure } from "./pipeline.ts";
+import { clampFigure } from "./clamps.ts";
+import { wavesFigure } from "./waves.ts";
+import { f16Figure } from "./f16.ts";
 import { blocktile1dFigure, blocktile2dFigure, tiledFigure, vectorizeFigure } from "./tiles.ts";
 
 export type { ConceptFigure } from "./svg.ts";
@@ -32,6 +37,12 @@ const BUILDERS: Record<string, (ctx: FigureContext) => ConceptFigure> = {
   blocktile_2d: blocktile2dFigure,
   vectorize: vectorizeFigure,
   bank_conflicts: bankFigure,
+  subgroup_tiling: subgroupTilingFigure,
+  double_buffer: doubleBufferFigure,
+  autotune: autotuneFigure,
+  generated: clampFigure,
+  shapes: wavesFigure,
+  f16: f16Figure,
 };
 
 /** The steps that have a concept figure, in ladder order. */

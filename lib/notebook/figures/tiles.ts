@@ -4,6 +4,7 @@
  * memory (07). Sizes are the parameters' and the mappings the kernels' WGSL.
  */
 import { ceilDiv } from "../../kernels/cost.ts";
+import type { Params } from "../../kernels/spec.ts";
 import { type FigureContext, paramList, stepHeading } from "./context.ts";
 import {
   COLOR,
@@ -74,7 +75,14 @@ export function tiledFigure(ctx: FigureContext): ConceptFigure {
   d.arrow(ax + 4, cy + wgRow * t - 8, ax + along * t - 4, cy + wgRow * t - 8, COLOR.a);
   d.text(ax + 4, cy + wgRow * t - 14, "tile t = 0, 1, …", { size: 11, fill: COLOR.a });
   d.arrow(cx + wgCol * t + t + 8, by + 4, cx + wgCol * t + t + 8, by + along * t - 4, COLOR.b);
-  d.dimension(cx + wgCol * t, cy + across * t + 30, cx + wgCol * t + t, cy + across * t + 30, `${TILE}`, 1);
+  d.dimension(
+    cx + wgCol * t,
+    cy + across * t + 30,
+    cx + wgCol * t + t,
+    cy + across * t + 30,
+    `${TILE}`,
+    1,
+  );
 
   // The loop body, with its two barriers.
   const lx = cx + across * t + 50, lw = WIDTH - MARGIN - lx;
@@ -89,7 +97,9 @@ export function tiledFigure(ctx: FigureContext): ConceptFigure {
   };
   box(
     `Load: invocation (x, y) copies A[row][t·${TILE} + x] into As[y][x] and ` +
-      `B[t·${TILE} + y][col] into Bs[y][x]: one element of each, ${2 * TILE * TILE} loads per tile.`,
+      `B[t·${TILE} + y][col] into Bs[y][x]: one element of each, ${
+        2 * TILE * TILE
+      } loads per tile.`,
     tint(COLOR.a, 0.88),
     COLOR.a,
   );
@@ -112,7 +122,7 @@ export function tiledFigure(ctx: FigureContext): ConceptFigure {
   );
   y = notes(d, lx, y + 14, [
     `Each element of A and B is loaded from global memory once per tile, ${TILE} times less ` +
-      `often than in 03. Workgroup memory: ${ctx.spec.workgroupStorageBytes(ctx.params)} bytes.`,
+    `often than in 03. Workgroup memory: ${ctx.spec.workgroupStorageBytes(ctx.params)} bytes.`,
   ]);
   const bottom = Math.max(y, cy + across * t + 50);
   const end = legend(d, bottom, [
@@ -135,11 +145,11 @@ export function tiledFigure(ctx: FigureContext): ConceptFigure {
  * The A tile (BM x BK, left of C), the B tile (BK x BN, above C) and the C tile (BM x BN), to
  * scale at `u` px per element, from (x, y). Returns the C tile's corner and size.
  */
-function tileTriple(
+export function tileTriple(
   d: Drawing,
   x: number,
   y: number,
-  p: { BM: number; BN: number; BK: number },
+  p: Params,
   u: number,
 ) {
   const gap = 14;
@@ -199,13 +209,13 @@ export function blocktile1dFigure(ctx: FigureContext): ConceptFigure {
   const nx = cx + w + 110;
   let y = notes(d, nx, top + 40, [
     `Highlighted: invocations ${picks.join(", ")} (tid ${BN} starts the next band of ${TM} ` +
-      "rows).",
+    "rows).",
     `At k step p, invocation 0 reads one element of Bs (row p, its column) and ${TM} of As ` +
-      `(its ${TM} rows, column p), both marked for p = 0, and does ${TM} multiply-adds into ` +
-      "two vec4 accumulators.",
+    `(its ${TM} rows, column p), both marked for p = 0, and does ${TM} multiply-adds into ` +
+    "two vec4 accumulators.",
     `So ${TM + 1} workgroup-memory reads serve ${TM} multiply-adds (04: 2 reads for 1).`,
     `Per tile, the ${threads} invocations load the ${BM} x ${BK} A tile and the ${BK} x ${BN} ` +
-      `B tile (${BM * BK + BK * BN} floats, ${ctx.spec.workgroupStorageBytes(ctx.params)} bytes).`,
+    `B tile (${BM * BK + BK * BN} floats, ${ctx.spec.workgroupStorageBytes(ctx.params)} bytes).`,
   ]);
   y = Math.max(y, cy + h + 30);
   y = legend(d, y, [
@@ -227,7 +237,7 @@ export function blocktile1dFigure(ctx: FigureContext): ConceptFigure {
 const LANE_NAMES = ["x", "y", "z", "w"];
 
 export function blocktile2dFigure(ctx: FigureContext): ConceptFigure {
-  const { BM, BN, BK } = ctx.params;
+  const { BM, BN } = ctx.params;
   const threads = ctx.spec.workgroupSize(ctx.params)[0];
   const perRow = BN / TM;
   const d = new Drawing(WIDTH, 0);
@@ -293,7 +303,7 @@ export function blocktile2dFigure(ctx: FigureContext): ConceptFigure {
   d.text(zx - 4, oy + TM * s + 18, "a column of As (8 rows at k = p)", { size: 11, fill: COLOR.a });
   let y = notes(d, zx - 4, oy + TM * s + 40, [
     `8 reads of As + 8 of Bs, then 64 multiply-adds: cRH += a·b (row R, column half H), ` +
-      "16 named vec4 registers.",
+    "16 named vec4 registers.",
   ], 12);
   y = Math.max(y, cy + h + 30);
   y = legend(d, y, [
@@ -386,8 +396,13 @@ export function vectorizeFigure(ctx: FigureContext): ConceptFigure {
 
   // One k row of Bs as vec4s, with invocation 0's and 1's fragments.
   const vecs = Math.min(BN / 4, 16), bs = Math.min(12, (WIDTH - 2 * MARGIN - 10) / (vecs * 4));
-  d.text(MARGIN, y, `Bs row k = p, vec4s 0–${vecs - 1} of ${BN / 4} (Bs[k·${BN / 4} + n/4] ` +
-    "holds B row k, columns n … n+3)", { size: 12, bold: true, fill: COLOR.b });
+  d.text(
+    MARGIN,
+    y,
+    `Bs row k = p, vec4s 0–${vecs - 1} of ${BN / 4} (Bs[k·${BN / 4} + n/4] ` +
+      "holds B row k, columns n … n+3)",
+    { size: 12, bold: true, fill: COLOR.b },
+  );
   y += 10;
   for (let v = 0; v < vecs; v++) {
     const owner = v < 2 ? 0 : v < 4 ? 1 : -1;
@@ -402,7 +417,7 @@ export function vectorizeFigure(ctx: FigureContext): ConceptFigure {
   y += 40;
   y = notes(d, MARGIN, y, [
     "Invocation tx reads b0 = Bs[p·" + BN / 4 + " + tx·2] and b1 = the next vec4 (columns " +
-      "tx·8 … tx·8+7): invocation 0 the first two, invocation 1 the next two.",
+    "tx·8 … tx·8+7): invocation 0 the first two, invocation 1 the next two.",
     `Per k step: 4 vec4 reads (a0, a1, b0, b1) for 64 multiply-adds; 06 needed 16 scalar reads.`,
   ]);
   y = legend(d, y, [
