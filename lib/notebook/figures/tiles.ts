@@ -271,7 +271,7 @@ export function blocktile2dFigure(ctx: FigureContext): ConceptFigure {
 
   // The outer product of invocation 0 at one k step.
   const s = 26;
-  const zx = cx + w + 70, zy = top + 76;
+  const zx = cx + w + 70, zy = top + 100;
   const ox = zx + s + 10, oy = zy + s + 10;
   d.text(zx, zy - 30, "Invocation 0 at k step p (marked p = 0):", { size: 12, bold: true });
   d.text(ox, zy - 8, "a row of Bs (its 8 columns at k = p)", { size: 11, fill: COLOR.b });
