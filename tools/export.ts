@@ -1,15 +1,24 @@
 /**
  * `deno task export [--run FILE] [--out DIR]`: every chart of a run record as SVG, PNG (2x,
- * fonts embedded) and self-contained interactive HTML, named by chart, for blog posts.
+ * fonts embedded) and self-contained interactive HTML, named by chart, for blog posts, and each
+ * step's concept figure (lib/notebook/figures/) as SVG and PNG, named concept_<step>.
  * Default record: the GPU record of the whole ladder in data/runs/ (see chooseRecord);
  * default folder: exports/ (git-ignored; the task may write only there, so pass another --out
  * with `deno run --allow-write=DIR tools/export.ts`). The folder keeps a list of the files the
  * export wrote (MANIFEST), and the next export into it removes those it does not write again.
  */
-import { allCharts, chartHtml, chartPng, chartSvg, sourceLabel } from "../lib/charts/mod.ts";
+import {
+  allCharts,
+  chartHtml,
+  chartPng,
+  chartSvg,
+  sourceLabel,
+  svgToPng,
+} from "../lib/charts/mod.ts";
 import { UsageError } from "../lib/errors.ts";
 import { ladderRecord, listRecords, loadRecord, type RunRecord, RUNS_DIR } from "../lib/record.ts";
 import { KERNELS } from "../lib/registry.ts";
+import { CONCEPT_STEPS, conceptFigure } from "../lib/notebook/figures/mod.ts";
 
 /** The list of files an export wrote, kept in its folder so the next export can clear them. */
 export const MANIFEST = ".export-files.json";
@@ -39,7 +48,7 @@ export function parseExportArgs(argv: readonly string[]): ExportArgs {
   return args;
 }
 
-/** One file written per chart and format. */
+/** One file written per chart (or concept figure) and format. */
 export interface ExportedFile {
   chart: string;
   format: "svg" | "png" | "html";
@@ -109,10 +118,11 @@ export async function removeStale(outDir: string, written: string[]): Promise<st
 }
 
 /**
- * Render every chart of `record` into `outDir`, removing files an earlier export left there;
- * returns the files and the charts skipped.
+ * Render every chart of `record` into `outDir`, and with `concepts` every step's concept figure
+ * at its default parameters, removing files an earlier export left there; returns the files and
+ * the charts skipped.
  */
-export async function exportCharts(record: RunRecord, outDir: string) {
+export async function exportCharts(record: RunRecord, outDir: string, concepts = false) {
   outDir = outDir.replace(/\/$/, "");
   await Deno.mkdir(outDir, { recursive: true });
   const { charts, skipped } = allCharts(record);
@@ -136,6 +146,11 @@ export async function exportCharts(record: RunRecord, outDir: string) {
       "html",
       await chartHtml(chart, `${chart.name}: ${sourceLabel(record)}`),
     );
+  }
+  for (const step of concepts ? CONCEPT_STEPS : []) {
+    const { svg } = conceptFigure(step);
+    await write(`concept_${step}`, "svg", svg);
+    await write(`concept_${step}`, "png", await svgToPng(svg));
   }
   const stale = await removeStale(outDir, files.map((f) => f.path.slice(outDir.length + 1)));
   return { files, skipped, stale };
@@ -162,7 +177,7 @@ async function main(argv: readonly string[]): Promise<number> {
   console.error(
     `export: record ${found.path} (${sourceLabel(found.record)}; ${how}) -> ${args.out}/`,
   );
-  const { files, skipped, stale } = await exportCharts(found.record, args.out);
+  const { files, skipped, stale } = await exportCharts(found.record, args.out, true);
   for (const f of files) console.log(`${f.path}\t${f.bytes} bytes`);
   for (const s of skipped) console.error(`skipped ${s.name}: ${s.reason}`);
   if (stale.length) {

@@ -11,6 +11,7 @@
  *   tuning.ts    live and recorded autotuning searches
  *   ablation.ts  the GPU host's ablation of the autotuned kernel, stage by stage
  *   lessons/     one module per demonstration a notebook runs
+ *   figures/     concept figures drawn from a step's parameters (conceptFigure, showConcept)
  */
 export * from "./jupyter.ts";
 export * from "./format.ts";
@@ -28,3 +29,4 @@ export * from "./lessons/edges.ts";
 export * from "./lessons/cpu.ts";
 export * from "./generated.ts";
 export * from "./lessons/shapes.ts";
+export * from "./figures/mod.ts";

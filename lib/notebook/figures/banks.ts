@@ -1,0 +1,242 @@
+/**
+ * Step 08: the workgroup-memory banks one subgroup's fragment read hits, under 07's mapping
+ * (before) and 08's (after). The index arithmetic below is the kernels' own; FRAGMENT_SOURCE
+ * quotes the WGSL lines it implements, and tests/figures_test.ts checks they are still there.
+ */
+import type { Params } from "../../kernels/spec.ts";
+import { SUBGROUP } from "./access.ts";
+import { type FigureContext, paramList, stepHeading } from "./context.ts";
+import {
+  COLOR,
+  type ConceptFigure,
+  Drawing,
+  finish,
+  heading,
+  legend,
+  MARGIN,
+  WIDTH,
+} from "./svg.ts";
+
+/** Workgroup memory has 32 banks, each 4 bytes wide. */
+export const BANKS = 32;
+
+/** The kernels whose fragment reads are modelled: 07's mapping, 08's, and 09's subgroup tiles. */
+export type FragmentMapping = "vectorize" | "bank_conflicts" | "subgroup_tiling";
+
+/** The four vec4 reads of one k step: two A fragments (As) and two B fragments (Bs). */
+export type Fragment = "a0" | "a1" | "b0" | "b1";
+
+/** The WGSL lines (whitespace aside) that fragmentReads implements, per kernel. */
+export const FRAGMENT_SOURCE: Record<FragmentMapping, string[]> = {
+  vectorize: [
+    "let tx = tid % (BN / 8u);",
+    "let ty = tid / (BN / 8u);",
+    "let a0 = As[p * (BM / 4u) + ty * 2u];",
+    "let a1 = As[p * (BM / 4u) + ty * 2u + 1u];",
+    "let b0 = Bs[p * (BN / 4u) + tx * 2u];",
+    "let b1 = Bs[p * (BN / 4u) + tx * 2u + 1u];",
+  ],
+  bank_conflicts: [
+    "let tx = tid % (BN / 8u);",
+    "let ty = tid / (BN / 8u);",
+    "override AS: u32 = BM / 4u + PAD;",
+    "let a0At = ty;",
+    "let a1At = BM / 8u + ty;",
+    "let b0At = tx;",
+    "let b1At = BN / 8u + tx;",
+    "let a0 = As[p * AS + a0At];",
+    "let a1 = As[p * AS + a1At];",
+    "let b0 = Bs[p * (BN / 4u) + b0At];",
+    "let b1 = Bs[p * (BN / 4u) + b1At];",
+  ],
+  subgroup_tiling: [
+    "override AS: u32 = BM / 4u + PAD;",
+    "let warp = tid / 32u;",
+    "let lane = tid % 32u;",
+    "let wx = warp % (BN / 64u);",
+    "let wy = warp / (BN / 64u);",
+    "let lx = lane % 8u;",
+    "let ly = lane / 8u;",
+    "let a0At = wy * 8u + ly;",
+    "let a1At = wy * 8u + 4u + ly;",
+    "let b0At = wx * 16u + lx;",
+    "let b1At = wx * 16u + 8u + lx;",
+    "let a0 = As[p * AS + a0At];",
+    "let b0 = Bs[p * (BN / 4u) + b0At];",
+  ],
+};
+
+/** The vec4 index into As or Bs of each fragment invocation `tid` reads at k step `p`. */
+export function fragmentReads(
+  mapping: FragmentMapping,
+  tid: number,
+  params: Params,
+  p = 0,
+): Record<Fragment, number> {
+  const { BM, BN } = params;
+  const div = (a: number, b: number) => Math.floor(a / b);
+  if (mapping === "vectorize") {
+    const tx = tid % (BN / 8), ty = div(tid, BN / 8);
+    const a = p * (BM / 4) + ty * 2, b = p * (BN / 4) + tx * 2;
+    return { a0: a, a1: a + 1, b0: b, b1: b + 1 };
+  }
+  const as = BM / 4 + (params.PAD ?? 0);
+  let a0At, a1At, b0At, b1At;
+  if (mapping === "bank_conflicts") {
+    const tx = tid % (BN / 8), ty = div(tid, BN / 8);
+    [a0At, a1At, b0At, b1At] = [ty, BM / 8 + ty, tx, BN / 8 + tx];
+  } else {
+    const warp = div(tid, 32), lane = tid % 32;
+    const wx = warp % (BN / 64), wy = div(warp, BN / 64);
+    const lx = lane % 8, ly = div(lane, 8);
+    [a0At, a1At, b0At, b1At] = [wy * 8 + ly, wy * 8 + 4 + ly, wx * 16 + lx, wx * 16 + 8 + lx];
+  }
+  return {
+    a0: p * as + a0At,
+    a1: p * as + a1At,
+    b0: p * (BN / 4) + b0At,
+    b1: p * (BN / 4) + b1At,
+  };
+}
+
+/** One bank's share of an access: the distinct 4-byte words it serves, each with its readers. */
+export interface BankLoad {
+  words: { word: number; lanes: number[] }[];
+}
+
+/** What one subgroup's read does to the banks. */
+export interface BankAccess {
+  banks: BankLoad[];
+  /**
+   * Passes the read takes: the most distinct words any one bank must serve (invocations reading
+   * the same word share it, a broadcast). 128 bytes per pass at best.
+   */
+  wavefronts: number;
+}
+
+/** The banks hit when lane i reads the vec4 at index `vec4s[i]` (words 4v .. 4v+3). */
+export function bankAccess(vec4s: number[]): BankAccess {
+  const banks: BankLoad[] = Array.from({ length: BANKS }, () => ({ words: [] }));
+  vec4s.forEach((v, lane) => {
+    for (let j = 0; j < 4; j++) {
+      const word = 4 * v + j;
+      const load = banks[word % BANKS];
+      const hit = load.words.find((w) => w.word === word);
+      if (hit) hit.lanes.push(lane);
+      else load.words.push({ word, lanes: [lane] });
+    }
+  });
+  for (const b of banks) b.words.sort((x, y) => x.word - y.word);
+  return { banks, wavefronts: Math.max(...banks.map((b) => b.words.length)) };
+}
+
+/** The bank access of subgroup `group` (invocations 32·group … +31) reading `fragment`. */
+export function subgroupBanks(
+  mapping: FragmentMapping,
+  fragment: Fragment,
+  params: Params,
+  group = 0,
+): BankAccess {
+  const tids = Array.from({ length: SUBGROUP }, (_, i) => group * SUBGROUP + i);
+  return bankAccess(tids.map((t) => fragmentReads(mapping, t, params)[fragment]));
+}
+
+/** Fill of the i-th word a bank serves in one read: pass 1, 2, 3, 4 … */
+const PASS = [COLOR.sky, COLOR.b, COLOR.other, COLOR.mark];
+
+const passes = (a: BankAccess) => `${a.wavefronts} pass${a.wavefronts > 1 ? "es" : ""}`;
+
+/** A bank grid for one read; returns the y below it. */
+function bankPanel(d: Drawing, y: number, title: string, lines: string[], access: BankAccess) {
+  d.text(MARGIN, y, title, { size: 13, bold: true });
+  y += 17;
+  for (const line of lines) {
+    y = d.paragraph(MARGIN, y, line, WIDTH - 2 * MARGIN, { size: 11, fill: COLOR.muted });
+  }
+  y += 12;
+  const x0 = MARGIN + 56, cw = (WIDTH - MARGIN - x0) / BANKS, ch = 24;
+  for (let b = 0; b < BANKS; b++) {
+    d.text(x0 + (b + 0.5) * cw, y, String(b), { size: 9, anchor: "middle", fill: COLOR.muted });
+  }
+  d.text(MARGIN, y, "bank", { size: 10, fill: COLOR.muted });
+  y += 5;
+  for (let pass = 0; pass < access.wavefronts; pass++) {
+    d.text(MARGIN, y + pass * ch + 16, `pass ${pass + 1}`, { size: 10 });
+    for (let b = 0; b < BANKS; b++) {
+      const hit = access.banks[b].words[pass];
+      const x = x0 + b * cw, top = y + pass * ch;
+      d.rect(x, top, cw, ch, {
+        fill: hit ? PASS[pass % PASS.length] : COLOR.faint,
+        stroke: "white",
+        width: 1,
+      });
+      if (hit) {
+        d.text(x + cw / 2, top + 15, String(hit.lanes[0]), { size: 9, anchor: "middle" });
+      }
+    }
+  }
+  return y + access.wavefronts * ch + 12;
+}
+
+export function bankFigure(ctx: FigureContext): ConceptFigure {
+  const p = ctx.params;
+  const before = subgroupBanks("vectorize", "b0", p);
+  const after = subgroupBanks("bank_conflicts", "b0", p);
+  const aBefore = subgroupBanks("vectorize", "a0", p);
+  const aAfter = subgroupBanks("bank_conflicts", "a0", p);
+  const perRow = p.BN / 8;
+  const d = new Drawing(WIDTH, 0);
+  let y = heading(
+    d,
+    `${stepHeading(ctx.spec)}: the banks one subgroup's B read hits`,
+    `${paramList(p, ["BM", "BN", "BK", "PAD"])}. Subgroup 0 (invocations 0–31: tx 0–` +
+      `${Math.min(perRow, SUBGROUP) - 1}, ty 0–${Math.max(1, SUBGROUP / perRow) - 1}) reads ` +
+      `its vec4 b0 at one k step. Each vec4 covers 4 consecutive 4-byte words, word w lives in ` +
+      `bank w mod 32; a bank serves one distinct word per pass (readers of the same word share it).`,
+  );
+  y += 14;
+  y = bankPanel(
+    d,
+    y,
+    `Before (07): b0 = Bs[p·${p.BN / 4} + tx·2] → ${passes(before)}`,
+    [
+      `Neighbouring invocations read every other vec4 (32 bytes apart): words 8·tx … 8·tx+3, ` +
+      `so half the banks idle and the others serve ${before.wavefronts} words each.`,
+    ],
+    before,
+  );
+  y = bankPanel(
+    d,
+    y + 10,
+    `After (08): b0 = Bs[p·${p.BN / 4} + tx] → ${passes(after)}`,
+    [
+      `Neighbouring invocations read neighbouring vec4s: words 4·tx … 4·tx+3, every bank ` +
+      `busy. The A read a0 takes ${passes(aBefore)} before and ${passes(aAfter)} after ` +
+      "(the subgroup reads few distinct A vec4s).",
+    ],
+    after,
+  );
+  y = legend(d, y, [
+    ...PASS.slice(0, Math.max(before.wavefronts, after.wavefronts)).map((color, i) => ({
+      color,
+      label: `word served in pass ${i + 1}`,
+    })),
+    { color: COLOR.faint, label: "bank idle" },
+  ]);
+  y = d.paragraph(
+    MARGIN,
+    y + 4,
+    "Numbers in cells: the first invocation (tid) reading that word; invocations with the same " +
+      "tx in other rows ty read the same word at the same time.",
+    WIDTH - 2 * MARGIN,
+    { size: 11, fill: COLOR.muted },
+  );
+  return finish(
+    d,
+    y,
+    `${stepHeading(ctx.spec)}: at one k step subgroup 0 reads its B fragment b0 in ` +
+      `${before.wavefronts} bank passes under 07's mapping (vec4s 32 bytes apart) and ` +
+      `${after.wavefronts} under 08's (adjacent vec4s); ${paramList(p, ["BM", "BN"])}, 32 banks ` +
+      "of 4 bytes, a pass serves one distinct word per bank.",
+  );
+}

@@ -1,0 +1,18 @@
+/** What every figure builder receives, and the titles they share. */
+import type { KernelSpec, Params } from "../../kernels/spec.ts";
+import type { Shape } from "../../matrix.ts";
+
+/** The step drawn, the parameters it runs with, and the problem shape (for addresses, waves). */
+export interface FigureContext {
+  spec: KernelSpec;
+  params: Params;
+  shape: Shape;
+}
+
+/** "06 2D blocktiling" */
+export const stepHeading = (spec: KernelSpec) =>
+  `${String(spec.number).padStart(2, "0")} ${spec.title}`;
+
+/** "BM 128, BN 128, BK 8" for the named parameters that are set. */
+export const paramList = (p: Params, keys: string[]) =>
+  keys.filter((k) => p[k] !== undefined).map((k) => `${k} ${p[k]}`).join(", ");

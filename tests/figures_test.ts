@@ -1,0 +1,176 @@
+/**
+ * Concept figures (lib/notebook/figures/): every step draws well-formed SVG that rasterises, a
+ * figure follows its parameters, the index arithmetic behind the bank and fragment figures is
+ * the kernels' own (checked against their WGSL), and unknown steps or bad parameters throw.
+ */
+import assert from "node:assert/strict";
+import { loadKernelSource } from "../lib/gpu.ts";
+import { svgToPng } from "../lib/render.ts";
+import { CONCEPT_STEPS, conceptFigure, showConcept } from "../lib/notebook/figures/mod.ts";
+import { subgroupAccess } from "../lib/notebook/figures/access.ts";
+import {
+  FRAGMENT_SOURCE,
+  type FragmentMapping,
+  fragmentReads,
+  subgroupBanks,
+} from "../lib/notebook/figures/banks.ts";
+import { AUTOTUNE_READ, generatedRead } from "../lib/notebook/figures/clamps.ts";
+import { laneOfFragment } from "../lib/notebook/figures/warps.ts";
+import { findKernel } from "../lib/registry.ts";
+import { generatedParams } from "../kernels/12_generated/step.ts";
+import { assertPngNotBlank, decodePng } from "./png.ts";
+
+const LADDER = [
+  "naive",
+  "coalesce",
+  "tiled",
+  "blocktile_1d",
+  "blocktile_2d",
+  "vectorize",
+  "bank_conflicts",
+  "subgroup_tiling",
+  "double_buffer",
+  "autotune",
+  "generated",
+  "shapes",
+  "f16",
+];
+
+/**
+ * Throws unless `xml` is well-formed for what the figures write: one root, tags nested and
+ * closed in order, attributes quoted, only the five predefined entities.
+ */
+function assertWellFormed(xml: string, what: string) {
+  const stack: string[] = [];
+  let roots = 0;
+  const tag = /<(\/?)([a-zA-Z][\w-]*)((?:\s+[\w:-]+="[^"<]*")*)\s*(\/?)>|<!--[\s\S]*?-->/g;
+  let at = 0;
+  for (const m of xml.matchAll(tag)) {
+    const between = xml.slice(at, m.index);
+    assert.doesNotMatch(between, /[<>]/, `${what}: stray markup near offset ${m.index}`);
+    assert.doesNotMatch(
+      between,
+      /&(?!(amp|lt|gt|quot|apos);)/,
+      `${what}: bad entity near offset ${m.index}`,
+    );
+    at = m.index + m[0].length;
+    if (m[0].startsWith("<!--")) continue;
+    const [, close, name, , selfClose] = m;
+    if (close) assert.equal(stack.pop(), name, `${what}: </${name}> closes the wrong element`);
+    else if (!selfClose) {
+      if (!stack.length) roots++;
+      stack.push(name);
+    } else if (!stack.length) roots++;
+  }
+  assert.doesNotMatch(xml.slice(at), /[<>]/, `${what}: unparsed markup at the end`);
+  assert.deepEqual(stack, [], `${what}: unclosed elements`);
+  assert.equal(roots, 1, `${what}: one root element`);
+}
+
+Deno.test("every ladder step has a concept figure", () => {
+  assert.deepEqual(CONCEPT_STEPS, LADDER);
+});
+
+Deno.test("every figure is well-formed SVG of modest size that rasterises to a drawing", async () => {
+  for (const step of LADDER) {
+    const { svg, caption } = conceptFigure(step);
+    assertWellFormed(svg, step);
+    assert.match(svg, /^<svg xmlns="http:\/\/www.w3.org\/2000\/svg" width="\d+" height="\d+"/);
+    assert.doesNotMatch(svg, /NaN|undefined|Infinity/, `${step}: a value failed to compute`);
+    const elements = svg.match(/<(rect|line|path|text|polygon)\b/g)?.length ?? 0;
+    assert.ok(elements < 3000, `${step}: ${elements} elements`);
+    assert.ok(caption.length > 40, `${step}: caption`);
+    const png = await svgToPng(svg, 1);
+    await assertPngNotBlank(png, 700);
+    const { width } = await decodePng(png);
+    assert.ok(width >= 700 && width <= 900, `${step}: ${width} px wide`);
+    await Deno.writeFile(`/tmp/concept_${step}.png`, png);
+  }
+});
+
+Deno.test("a figure follows its parameters and shape; defaults are the step's", () => {
+  const big = conceptFigure("blocktile_2d", { BM: 128 }).svg;
+  const small = conceptFigure("blocktile_2d", { BM: 64 }).svg;
+  assert.notEqual(big, small);
+  assert.match(small, /BM 64/);
+  assert.equal(conceptFigure("blocktile_2d").svg, big, "BM 128 is the step's default");
+  assert.equal(conceptFigure("06").svg, big, "a step number works as a key");
+  const wide = conceptFigure("shapes", {}, { m: 4096, k: 4096, n: 8192 });
+  assert.notEqual(wide.svg, conceptFigure("shapes").svg);
+  assert.match(wide.caption, /2048 workgroups/);
+  assert.notEqual(conceptFigure("naive", { WG: 8 }).svg, conceptFigure("naive").svg);
+});
+
+Deno.test("unknown steps and invalid parameters throw clearly", () => {
+  assert.throws(() => conceptFigure("warp_shuffle"), /no concept figure for step "warp_shuffle"/);
+  assert.throws(() => conceptFigure("blocktile_2d", { BM: 60 }), /multiples of 8/);
+  assert.throws(() => conceptFigure("shapes", { PLAN: 1, BM: 16, BN: 256 }), /tile plans/);
+});
+
+Deno.test("02/03: sectors one subgroup touches at one k step", () => {
+  const shape = { m: 4096, k: 4096, n: 4096 };
+  const sectors = (m: "naive" | "coalesce", wg: number) =>
+    subgroupAccess(m, wg, shape).map((a) => a.sectors.length);
+  // 02, WG 16: 16 rows x 2 columns of C. A: 16 rows K apart; B: 2 adjacent; C: 16 pairs.
+  assert.deepEqual(sectors("naive", 16), [16, 1, 16]);
+  // 03, WG 16: 2 rows x 16 columns. A: 2 rows; B: 16 adjacent floats; C: two runs of 16.
+  assert.deepEqual(sectors("coalesce", 16), [2, 2, 4]);
+  // 03, WG 32: one row of 32: 128 contiguous bytes of B and of C, one float of A.
+  assert.deepEqual(sectors("coalesce", 32), [1, 4, 4]);
+});
+
+Deno.test("08: bank passes of one subgroup's fragment reads", () => {
+  const p = findKernel("bank_conflicts")!.params;
+  const passes = (m: FragmentMapping, f: "a0" | "b0", q = p) => subgroupBanks(m, f, q).wavefronts;
+  // 07: 16 invocations read every other vec4: banks 0-3, 8-11, ... serve 4 words each.
+  assert.equal(passes("vectorize", "b0"), 4);
+  // 08: 16 adjacent vec4s, 64 words over 32 banks.
+  assert.equal(passes("bank_conflicts", "b0"), 2);
+  // 09: 8 adjacent vec4s, one 128-byte pass.
+  assert.equal(passes("subgroup_tiling", "b0"), 1);
+  // A reads: 2 distinct vec4s (07, 08) or 4 (09), all in distinct banks.
+  for (const m of ["vectorize", "bank_conflicts", "subgroup_tiling"] as const) {
+    assert.equal(passes(m, "a0"), 1, m);
+  }
+  // BN 64: 8 invocations per row of the subgroup, half the words.
+  const narrow = { ...p, BN: 64 };
+  assert.equal(passes("vectorize", "b0", narrow), 2);
+  assert.equal(passes("bank_conflicts", "b0", narrow), 1);
+  // Broadcast: tid 0 and tid 16 (same tx) share their words in 08.
+  const bank0 = subgroupBanks("bank_conflicts", "b0", p).banks[0];
+  assert.deepEqual(bank0.words.map((w) => w.lanes), [[0, 16], [8, 24]]);
+});
+
+Deno.test("the figures' index arithmetic is the kernels' WGSL", async () => {
+  const squash = (s: string) => s.replace(/\s+/g, " ").trim();
+  for (const [step, lines] of Object.entries(FRAGMENT_SOURCE)) {
+    const source = squash(await loadKernelSource(findKernel(step)!.file));
+    for (const line of lines) assert.ok(source.includes(squash(line)), `${step}: ${line}`);
+  }
+  const eleven = squash(await loadKernelSource(findKernel("autotune")!.file));
+  assert.ok(eleven.includes(AUTOTUNE_READ));
+  assert.equal(generatedRead(generatedParams({})).trim(), "let a0_0 = As[0][0][a0At];");
+  // 08's fragments at k step 1 move by one (padded) A row and one B row.
+  const p = findKernel("bank_conflicts")!.params;
+  const at0 = fragmentReads("bank_conflicts", 5, p, 0),
+    at1 = fragmentReads("bank_conflicts", 5, p, 1);
+  assert.equal(at1.a0 - at0.a0, p.BM / 4 + p.PAD);
+  assert.equal(at1.b1 - at0.b1, p.BN / 4);
+  // 09: the lane drawn on fragment (ly, lx) of warp 0 is the one whose a0At and b0At point there.
+  for (let tid = 0; tid < 32; tid++) {
+    const f = fragmentReads("subgroup_tiling", tid, p);
+    assert.equal(laneOfFragment(f.a0, f.b0), tid);
+  }
+});
+
+Deno.test("showConcept prints the caption outside a notebook", async () => {
+  const logged: unknown[] = [];
+  const log = console.log;
+  console.log = (...args: unknown[]) => logged.push(...args);
+  try {
+    await showConcept("f16");
+  } finally {
+    console.log = log;
+  }
+  assert.equal(logged[0], conceptFigure("f16").caption);
+});
