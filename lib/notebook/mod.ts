@@ -5,6 +5,7 @@
  *   format.ts    notes and tables (Markdown, HTML, plain text), number formatting
  *   session.ts   the reader's adapter, sizes and measured ceilings
  *   kernels.ts   kernel lookup, WGSL source, cost-model predictions
+ *   diff.ts      what a step changes in the kernel before it, as a diff
  *   live.ts      live validated-and-timed runs and the gap to the model's bound
  *   recorded.ts  the committed GPU-host record beside the live numbers
  *   tuning.ts    live and recorded autotuning searches
@@ -15,6 +16,7 @@ export * from "./jupyter.ts";
 export * from "./format.ts";
 export * from "./session.ts";
 export * from "./kernels.ts";
+export * from "./diff.ts";
 export * from "./live.ts";
 export * from "./recorded.ts";
 export * from "./tuning.ts";
