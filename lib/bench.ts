@@ -4,12 +4,13 @@
  *
  *   deno task bench [--kernels naive,2] [--sizes 1024,4096] [--shape 1000x3000x777] [--reps N]
  *                   [--out FILE] [--no-peers] [--no-ceilings] [--no-cpu] [--tune] [--validate N]
+ *                   [--knobs]
  *
  * Progress goes to stderr, the table to stdout. The record's name and the checks that keep a run
  * from harming another record are in bench_output.ts. Also bundled to dist/bench.js for GPU hosts
  * without a package registry (tools/bundle.sh), so every import here must be static.
  */
-import { type BenchArgs, defaultShapes, parseBenchArgs, USAGE } from "./bench_args.ts";
+import { type BenchArgs, defaultShapes, parseBenchArgs, sweepSize, USAGE } from "./bench_args.ts";
 import { autotune } from "./autotune.ts";
 import { measureCeilings } from "./ceilings.ts";
 import { runCpuSuite } from "./cpu_bench.ts";
@@ -24,6 +25,7 @@ import { DeviceLostError, GemmError, LimitError, UsageError } from "./errors.ts"
 import { caseSeeds, fuzzShapes, sweepKernel, tileSizes } from "./fuzz.ts";
 import { acquireGpu, type Gpu } from "./gpu.ts";
 import { paddedSize } from "./kernels/cost.ts";
+import { knobShape, sweepKnob } from "./knob_sweep.ts";
 import { freshSeed, rng, type Shape, shapeLabel, uniqueShapes } from "./matrix.ts";
 import { openCublas } from "./peers/cublas.ts";
 import { openTfjs } from "./peers/tfjs.ts";
@@ -153,6 +155,8 @@ export async function runBench(args: BenchArgs, hooks: BenchHooks = {}): Promise
       }
     }
 
+    if (args.knobs) await knobSweeps(gpu, args, record, log, recorded);
+
     if (args.peers) {
       await runPeers(gpu, shapes, args, record, log, recorded);
     } else {
@@ -260,8 +264,7 @@ async function tuning(
     record.notes.push("--tune: none of the selected kernels has a tuning space");
     return;
   }
-  const squares = shapes.filter((s) => s.m === s.k && s.k === s.n).map((s) => s.m);
-  const size = squares.includes(4096) ? 4096 : Math.max(...squares, 64);
+  const size = sweepSize(shapes);
   // Score the shortlist on the run's odd shapes too, so the winner does not trade them away.
   const alsoShapes = shapes.filter((s) => [s.m, s.k, s.n].some((d) => d % 64 !== 0)).slice(-2);
   const results = [];
@@ -421,6 +424,30 @@ async function runPeers(
   }
 }
 
+/**
+ * With --knobs, each selected step's knob swept at one size (lib/knob_sweep.ts): every point
+ * validated, then timed, into the record's `knobs` section.
+ */
+async function knobSweeps(
+  gpu: Gpu,
+  args: BenchArgs,
+  record: RunRecord,
+  log: (line: string) => void,
+  recorded: (r: KernelResult) => Promise<void>,
+) {
+  const n = sweepSize(args.shapes ?? defaultShapes(gpu.summary));
+  record.knobs = [];
+  for (const spec of args.kernels.filter((k) => k.knob && !k.demo)) {
+    log(`knob ${spec.id} ${spec.knob!.name} at ${shapeLabel(knobShape(spec, n))}`);
+    const sweep = await sweepKnob(gpu, spec, n, {
+      reps: args.reps,
+      onResult: (point) => recorded(point.result),
+    });
+    record.knobs.push(sweep);
+  }
+  record.notes.push(`knobs swept at ${n}: ${record.knobs.map((k) => k.kernel).join(", ")}`);
+}
+
 /** Check one kernel (no timing) on `count` random shapes (lib/fuzz.ts), 1..300 per dimension. */
 async function validationSweep(
   gpu: Gpu,
@@ -442,7 +469,8 @@ function isDeviceLost(e: unknown, gpu: Gpu): boolean {
 /** 1 if the run stopped early or any result failed (skips excepted), else 0. */
 export function exitCodeOf(record: RunRecord): number {
   if (record.complete === false) return EXIT.failed;
-  const failed = [...record.results, ...record.peers].some((r) =>
+  const knobResults = (record.knobs ?? []).flatMap((k) => k.points.map((p) => p.result));
+  const failed = [...record.results, ...record.peers, ...knobResults].some((r) =>
     !r.validated && !SKIP_KINDS.has(r.errorKind ?? "")
   );
   const sweepFailed = record.validation?.some((v) => v.passed < v.shapes);

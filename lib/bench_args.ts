@@ -29,6 +29,8 @@ export interface BenchArgs {
   tuneShapes: boolean;
   /** Validate every kernel on this many random shapes (1..300 per dimension) before timing. */
   validate: number;
+  /** Sweep each selected step's knob (KernelSpec.knob) at one size. */
+  knobs: boolean;
   help: boolean;
 }
 
@@ -49,6 +51,8 @@ export const USAGE = `Usage: deno task bench [flags]
   --tune-shapes    run the shapes step's per-shape plan search over its shapes (the suite
                    on a GPU; not yet run on one) and save it before timing
   --validate N     also check every kernel on N random shapes (1..300 per dimension)
+  --knobs          also sweep each selected step's knob (its step.ts) at one size: 4096 on a
+                   GPU (the largest square size of --sizes when 4096 is not one of them)
   --help           this text
 
 Progress goes to stderr, the results table to stdout. Progress is saved to <record>.partial.json;
@@ -74,6 +78,7 @@ function parseFlags(argv: readonly string[], registry: KernelSpec[]): BenchArgs 
     tune: false,
     tuneShapes: false,
     validate: 0,
+    knobs: false,
     help: false,
   };
   const sizes: Shape[] = [];
@@ -129,6 +134,10 @@ function parseFlags(argv: readonly string[], registry: KernelSpec[]): BenchArgs 
         noValue();
         args.tuneShapes = true;
         break;
+      case "--knobs":
+        noValue();
+        args.knobs = true;
+        break;
       case "--help":
       case "-h":
         noValue();
@@ -183,6 +192,15 @@ export function defaultShapes(
   return step && SUITE_STEPS.includes(step.name)
     ? uniqueShapes([...tutorial, ...SHAPE_SUITE])
     : tutorial;
+}
+
+/**
+ * The one square size a search or a sweep runs at: 4096 when the run has it (a GPU's defaults
+ * do), else the run's largest square size (a software adapter's, or the sizes given).
+ */
+export function sweepSize(shapes: Shape[]): number {
+  const squares = shapes.filter((s) => s.m === s.k && s.k === s.n).map((s) => s.m);
+  return squares.includes(4096) ? 4096 : Math.max(...squares, 64);
 }
 
 /** Each odd shape of a GPU run and the aligned shape its throughput is compared with. */

@@ -38,6 +38,8 @@ export interface RunRecord {
   complete?: boolean;
   /** Kernels checked (not timed) on random shapes by `--validate N`. */
   validation?: ValidationSweep[];
+  /** Each step's knob swept at one shape by `--knobs` (absent from older records). */
+  knobs?: KnobSweep[];
 }
 
 /**
@@ -196,6 +198,15 @@ export interface ValidationSweep {
   failures: { m: number; k: number; n: number; error: string }[];
 }
 
+/** One step's knob (KernelSpec.knob) swept at one shape: each point validated, then timed. */
+export interface KnobSweep {
+  /** The step's id and the knob's name. */
+  kernel: string;
+  knob: string;
+  /** The points in sweep order, each named as the table and the chart show it. */
+  points: { label: string; result: KernelResult }[];
+}
+
 /** How a live run (a notebook session, a browser page) describes itself in its record. */
 export interface LiveRun {
   commit: string;
@@ -259,7 +270,8 @@ export function recordFromJson(text: string, source = "record"): RunRecord {
       `${source} has schema ${record.schema}; this code reads up to ${RECORD_SCHEMA}`,
     );
   }
-  for (const r of [...record.results, ...record.peers]) {
+  const knobResults = (record.knobs ?? []).flatMap((k) => k.points.map((p) => p.result));
+  for (const r of [...record.results, ...record.peers, ...knobResults]) {
     if (r.relErr === null) r.relErr = NaN;
   }
   record.notes ??= [];

@@ -17,4 +17,11 @@ export const step: KernelSpec = {
   requiredFeatures: [],
   precision: "f32",
   tolerance: F32_TOLERANCE,
+  knob: {
+    name: "WG",
+    why: "The workgroup is WG x WG invocations. Its size changes how many invocations the GPU " +
+      "can juggle, not where they read: whatever WG is, neighbouring invocations read A a row " +
+      "apart.",
+    points: [4, 8, 16, 32].map((WG) => ({ WG })),
+  },
 };

@@ -20,4 +20,11 @@ export const step: KernelSpec = {
   requiredFeatures: [],
   precision: "f32",
   tolerance: F32_TOLERANCE,
+  knob: {
+    name: "WG",
+    why: "WG is the length of a workgroup's rows: at WG 8 a subgroup of 32 spans 4 rows of 8 " +
+      "columns, so its stores to C land in four 32-byte pieces; at 16 in two of 64 bytes; at 32 " +
+      "in one run of 128 bytes.",
+    points: [8, 16, 32].map((WG) => ({ WG })),
+  },
 };

@@ -21,6 +21,12 @@ export const step: KernelSpec = {
   requiredFeatures: [],
   precision: "f32",
   tolerance: F32_TOLERANCE,
+  knob: {
+    name: "TILE",
+    why: "Each element staged in workgroup memory is used TILE times, so global traffic falls " +
+      "as 1 / TILE; a larger tile also has more invocations waiting at each barrier.",
+    points: [8, 16, 32].map((TILE) => ({ TILE })),
+  },
 };
 
 /** Without the read-after-write barrier: invocations read tiles others have not written. */

@@ -23,4 +23,11 @@ export const step: KernelSpec = {
   requiredFeatures: [],
   precision: "f32",
   tolerance: F32_TOLERANCE,
+  knob: {
+    name: "BM x BN",
+    why: "Every invocation keeps 8 outputs of one column (TM = 8 is fixed in the WGSL); the " +
+      "BM x BN tile sets how often A and B are read from global memory (N / BN and M / BM " +
+      "times) and how many invocations share a workgroup (BM * BN / 8).",
+    points: [[32, 32], [64, 32], [64, 64], [128, 64]].map(([BM, BN]) => ({ BM, BN })),
+  },
 };

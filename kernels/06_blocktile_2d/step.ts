@@ -32,6 +32,13 @@ export const step: KernelSpec = {
   requiredFeatures: [],
   precision: "f32",
   tolerance: F32_TOLERANCE,
+  knob: {
+    name: "BM x BN",
+    why: "Every invocation owns an 8 x 8 block, so the BM x BN tile sets the invocations per " +
+      "workgroup ((BM / 8) * (BN / 8)) and how often A and B come from global memory: larger " +
+      "tiles move fewer bytes per FLOP but leave fewer workgroups to fill the GPU.",
+    points: [[64, 64], [64, 128], [128, 128], [128, 256]].map(([BM, BN]) => ({ BM, BN })),
+  },
 };
 
 /** The same kernel with function-local arrays indexed in loops: same result, local-memory speed. */

@@ -30,4 +30,10 @@ export const step: KernelSpec = {
   requiredFeatures: [],
   precision: "f32",
   tolerance: F32_TOLERANCE,
+  knob: {
+    name: "BK",
+    why: "BK is the depth of one k tile, loaded in vec4s between two barriers: doubling it " +
+      "halves the barriers and tile loads per multiply-add and doubles the workgroup memory.",
+    points: [8, 16, 32].map((BK) => ({ BK })),
+  },
 };

@@ -11,4 +11,11 @@ export const step: KernelSpec = {
   params: { BM: 128, BN: 128, BK: 8, PAD: 1 },
   space: { BM: [64, 128], BN: [64, 128], BK: [8, 16], PAD: [0, 1] },
   workgroupStorageBytes: paddedTileBytes,
+  knob: {
+    name: "PAD",
+    why: "PAD is the extra vec4s per row of the transposed A tile: with 1 the four scalar " +
+      "stores of one loaded vec4 fall in other banks than the neighbours'; with 0 only the " +
+      "new mapping remains.",
+    points: [0, 1].map((PAD) => ({ PAD })),
+  },
 };

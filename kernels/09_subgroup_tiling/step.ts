@@ -15,4 +15,14 @@ export const step: KernelSpec = {
   title: "Subgroup (warp) tiling",
   idea: "Each group of 32 invocations owns a 32 x 64 block: fewer distinct reads per subgroup.",
   invalid: warpTileInvalid,
+  knob: {
+    name: "BM x BN",
+    why: "The workgroup tile is a grid of 32 x 64 subgroup tiles: BM x BN sets how many " +
+      "subgroups share one tile in workgroup memory, from one (32 x 64) to sixteen (128 x 256).",
+    points: [[32, 64], [64, 64], [64, 128], [128, 128], [128, 256]].map(([BM, BN]) => ({ BM, BN })),
+    label: (p) => {
+      const subgroups = (p.BM / 32) * (p.BN / 64);
+      return `${p.BM}x${p.BN} (${subgroups} subgroup${subgroups > 1 ? "s" : ""})`;
+    },
+  },
 };

@@ -26,4 +26,11 @@ export const step: KernelSpec = {
   idea: "Prefetch the next tile into registers while computing this one; one barrier per tile.",
   invalid: doubleBufferInvalid,
   workgroupStorageBytes: (p) => 2 * paddedTileBytes(p),
+  knob: {
+    name: "BM x BN",
+    why: "Each invocation keeps the next tile's loads in registers while it computes: LA + LB " +
+      "vec4s, 4 at a 64 x 64 tile, 3 at 64 x 128 and 2 at 128 x 128, which also has a quarter " +
+      "of the workgroups of 64 x 64.",
+    points: [[64, 64], [64, 128], [128, 128]].map(([BM, BN]) => ({ BM, BN })),
+  },
 };

@@ -45,4 +45,10 @@ export const step: KernelSpec = {
   },
   workgroupSize: (p) => [threads8xTN(p), 1, 1],
   deviceTuned: true,
+  knob: {
+    name: "TN",
+    why: "TN is the width of each invocation's block of C: at 16 half as many invocations each " +
+      "keep twice the accumulators and use every A fragment for twice the multiply-adds.",
+    points: [8, 16].map((TN) => ({ TN })),
+  },
 };

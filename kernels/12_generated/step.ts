@@ -24,6 +24,8 @@ const DEFAULTS: GeneratedParams = {
 
 const layout = stepLayout(import.meta.url);
 
+const TRANSFORMS = Object.keys(ALL_TRANSFORMS);
+
 export const step: KernelSpec = {
   ...autotuned,
   ...layout,
@@ -47,4 +49,14 @@ export const step: KernelSpec = {
   invalid: (p) => whyInvalid(generatedParams(p)),
   workgroupStorageBytes: (p) => 2 * (p.BK * (p.BM + 4 * p.PAD) + p.BK * p.BN) * 4,
   deviceTuned: true,
+  knob: {
+    name: "transforms",
+    why: "The generator's three transforms turned on one after another: UNROLL writes the k " +
+      "loop out, NESTED lays the tiles out as [buffer][k row][column], LITERAL_BUFFER makes the " +
+      "buffer a tile reads a literal; with none, the text has 11's structure.",
+    points: [[0, 0, 0], [1, 0, 0], [1, 1, 0], [1, 1, 1]].map(
+      ([UNROLL, NESTED, LITERAL_BUFFER]) => ({ UNROLL, NESTED, LITERAL_BUFFER }),
+    ),
+    label: (p) => TRANSFORMS.filter((t) => p[t]).join(" + ") || "none",
+  },
 };

@@ -78,4 +78,18 @@ export const step: KernelSpec = {
   ...planLaunch,
   deviceTuned: false,
   planFor: (shape, device) => pickPlan(shape, device).params,
+  knob: {
+    name: "plan",
+    why: "At 16 rows of C a 128 x 128 tile leaves most of its rows idle and makes few " +
+      "workgroups; a smaller tile, slices of K or the matrix-vector kernel each spread the same " +
+      "work over more of the GPU: the plans the picker ranks.",
+    points: [
+      { PLAN: PLAN_TILES, SLICES: 1 },
+      { PLAN: PLAN_TILES, SLICES: 1, BM: 32, BN: 64 },
+      { PLAN: PLAN_TILES, SLICES: 8 },
+      { PLAN: PLAN_GEMV, SLICES: 8, BM: 16, BN: GEMV_COLUMNS },
+    ],
+    label: planLabel,
+    shape: (n) => ({ m: 16, k: n, n }),
+  },
 };

@@ -28,6 +28,13 @@ export const step: KernelSpec = {
   // lavapipe, 150 seeds gave a median of 7.0e-4 and a maximum of 3.9e-3, and one test saw 6.6e-3.
   // 1e-2 passes that tail; a wrong result is off by ~1 (or NaN).
   tolerance: 1e-2,
+  knob: {
+    name: "BK",
+    why: "f16 tiles take half the bytes, so a 16-deep tile fits where 10 keeps 8; BK is also " +
+      "how many f16 multiply-adds each partial sum runs before it is added to f32: compare the " +
+      "relative errors as well as the speed.",
+    points: [8, 16].map((BK) => ({ BK })),
+  },
 };
 
 /** f16 storage only (f32 arithmetic): half the bytes, but bytes were never the limit. */

@@ -96,6 +96,28 @@ export interface KernelSpec extends StepLayout {
    * per-shape tuning); the runner layers them over `params` when it knows the shape.
    */
   planFor?(shape: Shape, device: DeviceSummary): Params;
+  /** The parameter this step's notebook lets the reader turn (lib/notebook/knobs.ts). */
+  knob?: Knob;
+}
+
+/**
+ * One parameter of a step swept to show the step's idea: each point is laid over the step's
+ * defaults (not over a device's tuned parameters, so every adapter turns the same knob).
+ */
+export interface Knob {
+  /** What is turned: a parameter ("TILE"), or what the points vary together ("plan"). */
+  name: string;
+  /** What turning it shows, in a sentence. */
+  why: string;
+  /** The points in sweep order, each the parameters it sets; one of them is the default. */
+  points: Params[];
+  /**
+   * A point's name in the table and on the chart, from its whole parameter set (default: the
+   * parameters the point sets, "BM=64 BN=64").
+   */
+  label?(params: Params): string;
+  /** The shape swept at run size n (default n x n x n). */
+  shape?(n: number): Shape;
 }
 
 const STEP_FOLDER = /^(\d+)_([a-z0-9_]+)$/;

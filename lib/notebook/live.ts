@@ -8,6 +8,7 @@ import type { Ceilings } from "../record.ts";
 import type { Params } from "../registry.ts";
 import type { KernelResult } from "../record.ts";
 import { runKernel } from "../runner.ts";
+import { sweepParams } from "../knob_sweep.ts";
 import { fmt, paramsLabel, shortError, showBullets, showNote, tableBundle } from "./format.ts";
 import { liveDisplay } from "./jupyter.ts";
 import { kernel, predict } from "./kernels.ts";
@@ -30,7 +31,7 @@ export interface LiveOptions {
 }
 
 /** GPU time per timed result: shorter on a software adapter, where each pass is slow. */
-const defaultBudgetMs = (s: Session) => s.software ? 300 : 400;
+export const defaultBudgetMs = (s: Session): number => s.software ? 300 : 400;
 
 /**
  * Validate then time each kernel at each size on the reader's adapter, showing progress in
@@ -107,16 +108,13 @@ export async function runParamSweep(
 ): Promise<KernelResult[]> {
   const spec = kernel(key);
   const live = liveDisplay(`sweep-${crypto.randomUUID()}`);
-  const results: KernelResult[] = [];
-  for (const params of paramSets) {
-    await live.update(`running ${spec.id} ${JSON.stringify(params)} at ${shapeLabel(shape)}`);
-    results.push(
-      await runKernel(s.gpu, spec, shape, {
-        params,
-        budgetMs: opts.budgetMs ?? defaultBudgetMs(s),
-      }),
-    );
-  }
+  const points = paramSets.map((params) => ({ label: paramsLabel(params), params }));
+  const swept = await sweepParams(s.gpu, spec, shape, points, {
+    budgetMs: opts.budgetMs ?? defaultBudgetMs(s),
+    onStart: (point) =>
+      live.update(`running ${spec.id} ${JSON.stringify(point.params)} at ${shapeLabel(shape)}`),
+  });
+  const results = swept.map((p) => p.result);
   await live.update(
     tableBundle(
       [

@@ -5,6 +5,7 @@
  *   format.ts    notes and tables (Markdown, HTML, plain text), number formatting
  *   session.ts   the reader's adapter, sizes and measured ceilings
  *   kernels.ts   kernel lookup, WGSL source, cost-model predictions
+ *   diff.ts      what a step changes in the kernel before it, as a diff
  *   live.ts      live validated-and-timed runs and the gap to the model's bound
  *   models.ts    the step model: what changes per step, its bounds, the gap to a record
  *   recorded.ts  the committed GPU-host record beside the live numbers
@@ -17,6 +18,7 @@ export * from "./jupyter.ts";
 export * from "./format.ts";
 export * from "./session.ts";
 export * from "./kernels.ts";
+export * from "./diff.ts";
 export * from "./live.ts";
 export * from "./models.ts";
 export * from "./recorded.ts";

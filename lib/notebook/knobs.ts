@@ -1,0 +1,128 @@
+/**
+ * A knob per step: the reader turns the step's parameter (KernelSpec.knob) on their adapter and
+ * sees a table and a chart, beside the GPU host's recorded sweep of the same knob when the
+ * newest GPU record has one (`deno task bench --knobs`). Charts load vega, so this module is
+ * re-exported by lib/charts/mod.ts, not by lib/mod.ts.
+ */
+import { knobChart, type KnobRun } from "../charts/knob.ts";
+import { shortCommit } from "../charts/common.ts";
+import { defaultPoint, knobShape, sweepKnob } from "../knob_sweep.ts";
+import { shapeLabel } from "../matrix.ts";
+import type { KernelResult, KnobSweep } from "../record.ts";
+import { type KernelSpec, stepName } from "../registry.ts";
+import { show } from "./charts.ts";
+import { type Cell, shortError, showNote, tableBundle } from "./format.ts";
+import { liveDisplay } from "./jupyter.ts";
+import { defaultBudgetMs } from "./live.ts";
+import { kernel } from "./kernels.ts";
+import { newestGpuRun } from "./recorded.ts";
+import { mainSize, type Session } from "./session.ts";
+
+/** Options of a knob cell. */
+export interface KnobOptions {
+  /** Run size n (default: the session's largest size; the knob may make the shape skinny). */
+  size?: number;
+  /** Timed GPU time per point (default: 300 ms on software adapters, 400 ms on GPUs). */
+  budgetMs?: number;
+}
+
+/** This step's knob in the newest GPU record that swept it, with the line naming that run. */
+export async function recordedKnob(spec: KernelSpec): Promise<KnobRun | undefined> {
+  const sweepOf = (knobs: KnobSweep[] = []) =>
+    knobs.find((k) => stepName(k.kernel) === spec.name && k.points.some((p) => p.result.gflops));
+  const found = await newestGpuRun((r) => sweepOf(r.knobs) !== undefined);
+  if (!found) return undefined;
+  const r = found.record;
+  return {
+    source: `${r.device.description}, ${r.date.slice(0, 10)}, commit ${shortCommit(r.commit)}`,
+    sweep: sweepOf(r.knobs)!,
+  };
+}
+
+/**
+ * Turn a step's knob on this adapter: every point validated, then timed, at one shape, shown as
+ * a table and a chart beside the GPU host's recorded sweep of the same knob (when one is
+ * committed). Returns nothing: the table and the chart are the output.
+ */
+export async function showKnob(s: Session, step: string, opts: KnobOptions = {}): Promise<void> {
+  const spec = kernel(step);
+  const knob = spec.knob;
+  if (!knob) throw new Error(`${spec.id} has no knob (KernelSpec.knob in its step.ts)`);
+  const n = opts.size ?? mainSize(s);
+  const shape = knobShape(spec, n);
+  await showNote(
+    `**The knob: ${knob.name}.** ${knob.why} Each point sets what it names over the step's ` +
+      `defaults, at ${shapeLabel(shape)}, and is validated against the float64 reference ` +
+      `before it is timed.`,
+  );
+  const live = liveDisplay(`knob-${crypto.randomUUID()}`);
+  const mine = await sweepKnob(s.gpu, spec, n, {
+    budgetMs: opts.budgetMs ?? defaultBudgetMs(s),
+    onStart: (point, i, total) =>
+      live.update(`running ${spec.id} ${point.label} at ${shapeLabel(shape)} (${i + 1}/${total})`),
+  });
+  const recorded = await recordedKnob(spec);
+  const yours = `${s.summary.description}${s.software ? " (software)" : ""}, live`;
+  await live.update(knobTable(spec, mine, yours, recorded));
+  const runs: KnobRun[] = [{ source: yours, sweep: mine }, ...(recorded ? [recorded] : [])];
+  if (runs.some((r) => r.sweep.points.some((p) => p.result.gflops))) {
+    await show(knobChart(runs, defaultPoint(spec)?.label ?? "", `${spec.id}: ${knob.name}`));
+  }
+  if (!recorded) {
+    await showNote(
+      "**No recorded GPU sweep of this knob yet**: it shows here once a GPU-host record made " +
+        "with `deno task bench --knobs` is committed to `data/runs/`.",
+    );
+  }
+}
+
+/** One row per point: yours (validated, error, GFLOP/s, x the default) and the recorded run's. */
+function knobTable(
+  spec: KernelSpec,
+  mine: KnobSweep,
+  yours: string,
+  recorded: KnobRun | undefined,
+) {
+  const byLabel = (sweep: KnobSweep | undefined) =>
+    new Map((sweep?.points ?? []).map((p) => [p.label, p.result]));
+  const mineAt = byLabel(mine);
+  const recAt = byLabel(recorded?.sweep);
+  const base = defaultPoint(spec)?.label;
+  const speedup = (at: Map<string, KernelResult>, label: string) => {
+    const x = at.get(label)?.gflops, d = base ? at.get(base)?.gflops : undefined;
+    return x && d ? x / d : undefined;
+  };
+  const labels = [...new Set([...mineAt.keys(), ...recAt.keys()])];
+  const rows: Cell[][] = labels.map((label) => {
+    const r = mineAt.get(label);
+    const failed = r && !r.validated ? shortError(r.error) ?? "not validated" : undefined;
+    return [
+      label === base ? `${label} (default)` : label,
+      r?.validated,
+      r?.relErr,
+      r?.gflops,
+      speedup(mineAt, label),
+      ...(recorded ? [recAt.get(label)?.gflops, speedup(recAt, label)] : []),
+      ...(mine.points.some((p) => !p.result.validated) ? [failed] : []),
+    ];
+  });
+  const first = mine.points[0]?.result;
+  const at = first ? shapeLabel(first) : "";
+  const recN = recorded?.sweep.points[0]?.result;
+  return tableBundle(
+    [
+      spec.knob!.name,
+      "validated",
+      "rel. error",
+      "your GFLOP/s",
+      "x default (yours)",
+      ...(recorded
+        ? [`recorded GFLOP/s${recN ? ` at ${shapeLabel(recN)}` : ""}`, "x default (recorded)"]
+        : []),
+      ...(mine.points.some((p) => !p.result.validated) ? ["why not"] : []),
+    ],
+    rows,
+    `${spec.id}'s ${spec.knob!.name} at ${at} on ${yours}` +
+      (recorded ? `; recorded on ${recorded.source}` : ""),
+  );
+}

@@ -1,0 +1,197 @@
+/**
+ * The knob of every step: its points are valid parameter sets that fit an ordinary adapter and
+ * include the step's defaults; a sweep runs and validates on this adapter; the bench's --knobs
+ * writes the sweeps into the run record, and they read back as they were.
+ */
+import assert from "node:assert/strict";
+import { runBench } from "../lib/bench.ts";
+import { parseBenchArgs, sweepSize } from "../lib/bench_args.ts";
+import { acquireGpu } from "../lib/gpu.ts";
+import { defaultPoint, knobPoints, knobShape, sweepKnob } from "../lib/knob_sweep.ts";
+import {
+  type KnobSweep,
+  loadRecord,
+  recordFromJson,
+  recordToJson,
+  type RunRecord,
+  writeRecord,
+} from "../lib/record.ts";
+import { findKernel, KERNELS } from "../lib/registry.ts";
+import { recordedKnob, showKnob } from "../lib/notebook/knobs.ts";
+import { setRecordsDir } from "../lib/notebook/recorded.ts";
+import { session } from "../lib/notebook/session.ts";
+
+const gpuTest = { sanitizeResources: false, sanitizeOps: false };
+const LADDER = KERNELS.filter((k) => !k.demo);
+
+/** What WebGPU adapters commonly allow (lavapipe's limits too): every point must fit. */
+const COMMON_WORKGROUP_BYTES = 32768;
+const COMMON_INVOCATIONS = 1024;
+
+Deno.test("every step 02-14 has a knob: valid points that fit, the default among them", () => {
+  assert.deepEqual(LADDER.map((k) => k.number), [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+  for (const spec of LADDER) {
+    const knob = spec.knob;
+    assert.ok(knob, `${spec.id} has no knob`);
+    assert.ok(knob.why.length > 40, `${spec.id}: the knob says too little about why`);
+    const points = knobPoints(spec);
+    assert.ok(points.length >= 2, `${spec.id}: a knob needs two points or more`);
+    assert.equal(new Set(points.map((p) => p.label)).size, points.length, `${spec.id}: labels`);
+    for (const point of knob.points) {
+      for (const key of Object.keys(point)) {
+        assert.ok(key in spec.params, `${spec.id}: ${key} is not one of the step's parameters`);
+      }
+    }
+    for (const { label, params } of points) {
+      const where = `${spec.id} ${label}`;
+      assert.equal(spec.invalid?.(params), undefined, `${where}: ${spec.invalid?.(params)}`);
+      assert.ok(spec.workgroupStorageBytes(params) <= COMMON_WORKGROUP_BYTES, `${where}: bytes`);
+      const [x, y, z] = spec.workgroupSize(params);
+      assert.ok(x * y * z <= COMMON_INVOCATIONS, `${where}: ${x * y * z} invocations`);
+    }
+    assert.ok(defaultPoint(spec), `${spec.id}: no point runs the step's defaults`);
+  }
+});
+
+Deno.test("the knob's shape: square, or the step's own (13 sweeps its plans at 16 rows)", () => {
+  assert.deepEqual(knobShape(findKernel("tiled")!, 256), { m: 256, k: 256, n: 256 });
+  assert.deepEqual(knobShape(findKernel("shapes")!, 4096), { m: 16, k: 4096, n: 4096 });
+  assert.equal(sweepSize([{ m: 64, k: 64, n: 64 }, { m: 256, k: 256, n: 256 }]), 256);
+  assert.equal(sweepSize([{ m: 8192, k: 8192, n: 8192 }, { m: 4096, k: 4096, n: 4096 }]), 4096);
+});
+
+Deno.test(
+  "a sweep of one step runs on this adapter and every point validates",
+  gpuTest,
+  async () => {
+    const gpu = await acquireGpu();
+    const spec = findKernel("tiled")!;
+    const seen: string[] = [];
+    const sweep = await sweepKnob(gpu, spec, 24, {
+      reps: 3,
+      onResult: (p) => void seen.push(p.label),
+    });
+    assert.equal(sweep.kernel, "04_tiled");
+    assert.equal(sweep.knob, "TILE");
+    assert.deepEqual(seen, ["TILE=8", "TILE=16", "TILE=32"]);
+    for (const { label, result } of sweep.points) {
+      assert.ok(result.validated && result.relErr < spec.tolerance, `${label}: ${result.error}`);
+      assert.ok(result.gflops! > 0 && result.reps === 3, label);
+      assert.equal(result.params.TILE, Number(label.slice(5)));
+    }
+  },
+);
+
+Deno.test("showKnob: a table on the console, nothing returned", gpuTest, async () => {
+  const s = await session();
+  const printed: string[] = [];
+  const log = console.log;
+  console.log = (line: string) => printed.push(line);
+  let returned: unknown;
+  try {
+    returned = await showKnob(s, "naive", { size: 16, budgetMs: 20 });
+  } finally {
+    console.log = log;
+  }
+  assert.equal(returned, undefined);
+  const table = printed.find((p) => p.startsWith("02_naive's WG at 16"));
+  assert.ok(table, printed.join("\n"));
+  assert.match(table, /WG=16 \(default\)\s+true/);
+  for (const wg of [4, 8, 32]) assert.match(table, new RegExp(`WG=${wg}\\s+true`));
+});
+
+Deno.test("bench --knobs records each step's sweep; the record reads back", gpuTest, async () => {
+  const gpu = await acquireGpu();
+  const dir = await Deno.makeTempDir();
+  const args = parseBenchArgs([
+    "--kernels",
+    "naive,tiled_no_raw_barrier",
+    "--sizes",
+    "16",
+    "--reps",
+    "3",
+    "--knobs",
+    "--no-peers",
+    "--no-ceilings",
+    "--no-cpu",
+    "--out",
+    `${dir}/run.json`,
+  ]);
+  const lines: string[] = [];
+  const { record, path } = await runBench(args, { gpu, log: (l) => lines.push(l) });
+  // A demo variant (here one broken on purpose) is not a step: it gets no sweep.
+  assert.deepEqual(record.knobs?.map((k) => k.kernel), ["02_naive"]);
+  const points = record.knobs![0].points;
+  assert.deepEqual(points.map((p) => p.label), ["WG=4", "WG=8", "WG=16", "WG=32"]);
+  assert.ok(points.every((p) => p.result.validated && p.result.gflops! > 0), lines.join("\n"));
+  const saved = await loadRecord(path);
+  assert.deepEqual(saved.knobs, record.knobs);
+});
+
+/** A record with one failed knob point (relErr NaN), to read and write. */
+function sampleRecord(): RunRecord {
+  return {
+    schema: 1,
+    date: "2026-01-01T00:00:00.000Z",
+    commit: "abc",
+    deno: "2",
+    device: {} as RunRecord["device"],
+    results: [],
+    peers: [],
+    notes: [],
+    knobs: [{
+      kernel: "04_tiled",
+      knob: "TILE",
+      points: [{
+        label: "TILE=8",
+        result: {
+          kernel: "04_tiled",
+          title: "t",
+          params: { TILE: 8 },
+          m: 8,
+          n: 8,
+          k: 8,
+          relErr: NaN,
+          validated: false,
+          error: "wrong",
+          modelBytes: 1,
+          intensity: 1,
+          seed: 1,
+        },
+      }],
+    }],
+  };
+}
+
+Deno.test("the knobs section round-trips through JSON (NaN kept); old records have none", () => {
+  const record = sampleRecord();
+  const back = recordFromJson(recordToJson(record));
+  assert.deepEqual(back, record);
+  assert.ok(Number.isNaN(back.knobs![0].points[0].result.relErr));
+  const old = recordFromJson(recordToJson({ ...record, knobs: undefined }));
+  assert.equal(old.knobs, undefined);
+});
+
+Deno.test("the recorded view: the newest GPU record with the step's sweep", async () => {
+  const dir = await Deno.makeTempDir();
+  const gpuRun = (date: string, knobs?: KnobSweep[]): RunRecord => ({
+    ...sampleRecord(),
+    date,
+    device: { description: "GPU host", software: false } as RunRecord["device"],
+    complete: true,
+    knobs,
+  });
+  const timed = sampleRecord().knobs![0];
+  timed.points[0].result = { ...timed.points[0].result, validated: true, relErr: 1e-7, gflops: 9 };
+  await writeRecord(gpuRun("2026-01-01T00:00:00.000Z", [timed]), `${dir}/a.json`);
+  await writeRecord(gpuRun("2026-02-01T00:00:00.000Z"), `${dir}/b.json`);
+  setRecordsDir(dir);
+  try {
+    const found = await recordedKnob(findKernel("tiled")!);
+    assert.equal(found?.source, "GPU host, 2026-01-01, commit abc");
+    assert.deepEqual(found?.sweep, timed);
+    assert.equal(await recordedKnob(findKernel("naive")!), undefined);
+  } finally {
+    setRecordsDir();
+  }
+});
