@@ -170,13 +170,16 @@ export async function runBench(args: BenchArgs, hooks: BenchHooks = {}): Promise
     }
 
     if (args.ceilings) {
-      log("ceilings: bandwidth and FP32 sweeps");
+      log("ceilings: bandwidth, FP32 and (with shader-f16) f16 sweeps");
       try {
         record.ceilings = await measureCeilings(gpu);
         await save();
         log(
           `  bandwidth ${record.ceilings.bandwidthGBs.toFixed(1)} GB/s, ` +
-            `FP32 ${record.ceilings.fp32Gflops.toFixed(1)} GFLOP/s`,
+            `FP32 ${record.ceilings.fp32Gflops.toFixed(1)} GFLOP/s` +
+            (record.ceilings.f16Gflops
+              ? `, f16 ${record.ceilings.f16Gflops.toFixed(1)} GFLOP/s`
+              : ""),
         );
       } catch (e) {
         if (isDeviceLost(e, gpu)) throw e;

@@ -156,11 +156,20 @@ export interface Ceilings {
   /** Independent scalar FMA chains per invocation and invocations of the best FP32 trial. */
   fp32Chains?: number;
   fp32Invocations?: number;
+  /**
+   * Packed f16 (vec2<f16>) FMA throughput in GFLOP/s, its best trial's scalar chains per
+   * invocation and invocations; absent when the adapter lacks shader-f16 or the record predates
+   * the f16 sweep.
+   */
+  f16Gflops?: number;
+  f16Chains?: number;
+  f16Invocations?: number;
   /** The GPU clock the sweeps were timed with. */
   timing?: Timing["method"];
   /** Every configuration tried; the ceilings are the best of each sweep. */
   bandwidthTrials?: BandwidthTrial[];
-  fp32Trials?: Fp32Trial[];
+  fp32Trials?: FmaTrial[];
+  f16Trials?: FmaTrial[];
 }
 
 /** One streaming-kernel configuration of the bandwidth sweep. */
@@ -176,9 +185,9 @@ export interface BandwidthTrial {
   gbs: number;
 }
 
-/** One configuration of the FP32 FMA sweep. */
-export interface Fp32Trial {
-  /** Independent scalar FMA chains per invocation (4 per vec4 accumulator). */
+/** One configuration of an FMA sweep (FP32 or f16). */
+export interface FmaTrial {
+  /** Independent scalar FMA chains per invocation (4 per vec4<f32>, 2 per vec2<f16>). */
   chains: number;
   invocations: number;
   workgroupSize: number;

@@ -15,8 +15,9 @@ export const FONT_DIR = "/usr/share/fonts/truetype/dejavu/";
 /** Regular for labels, bold for titles: the two faces the chart specs use. */
 const FONT_FILES = ["DejaVuSans.ttf", "DejaVuSans-Bold.ttf"];
 
-/** Render a vega-lite spec to an SVG document. */
+/** Render a vega-lite spec to an SVG document, laid out with the embedded fonts' metrics. */
 export async function vegaLiteToSvg(spec: VegaLiteSpec): Promise<string> {
+  await fontMetrics();
   const view = new vega.View(vega.parse(compile(spec).spec), { renderer: "none" });
   try {
     return await view.toSVG();
@@ -50,6 +51,64 @@ function resvg(): Promise<Uint8Array[]> {
   })();
   resvgReady.catch(() => resvgReady = undefined);
   return resvgReady;
+}
+
+/** Advance widths (in em) of printable ASCII in the regular and bold faces. */
+type Advances = Record<"regular" | "bold", Map<string, number>>;
+let metricsReady: Promise<void> | undefined;
+
+/**
+ * Without a canvas vega guesses every character at 0.8 em, which makes charts far wider than
+ * what they draw and cuts legend labels short. Measure the real advances of the embedded font
+ * once (with resvg: the width "HcH" inks beyond "HH" is c's advance) and have vega use them.
+ */
+function fontMetrics(): Promise<void> {
+  metricsReady ??= resvg().then((fontBuffers) => {
+    const advances: Advances = { regular: new Map(), bold: new Map() };
+    const size = 100;
+    const ink = (text: string, weight: string) => {
+      const escaped = text.replace(
+        /[&<>]/g,
+        (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;" })[c]!,
+      );
+      const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${8 * size}" ` +
+        `height="${2 * size}"><text x="10" y="${size}" font-family="${FONT}" ` +
+        `font-size="${size}" font-weight="${weight}" xml:space="preserve">${escaped}</text></svg>`;
+      const r = new Resvg(svg, { font: { fontBuffers, loadSystemFonts: false } });
+      try {
+        const box = r.getBBox()!;
+        const width = box.width;
+        box.free();
+        return width;
+      } finally {
+        r.free();
+      }
+    };
+    for (const face of ["regular", "bold"] as const) {
+      const weight = face === "bold" ? "bold" : "normal";
+      const base = ink("HH", weight);
+      for (let code = 32; code < 127; code++) {
+        const c = String.fromCharCode(code);
+        advances[face].set(c, (ink(`H${c}H`, weight) - base) / size);
+      }
+    }
+    type TextItem = { fontSize?: number; fontWeight?: string | number; limit?: number };
+    // vega exports textMetrics (vega-scenegraph's) but its typings do not declare it.
+    const { textMetrics: metrics } = vega as unknown as {
+      textMetrics: { width: (item: TextItem, text?: unknown) => number };
+    };
+    metrics.width = (item, text) => {
+      const s = text == null ? "" : String(text).trim();
+      const face = /bold|[6-9]00/.test(String(item.fontWeight ?? "")) ? "bold" : "regular";
+      const em = [...s].reduce((w, c) => w + (advances[face].get(c) ?? 0.62), 0);
+      const width = em * (item.fontSize != null ? Number(item.fontSize) || 0 : 11);
+      // Labels longer than their limit are drawn cut to it.
+      const limit = Number(item.limit) || 0;
+      return limit > 0 ? Math.min(width, limit) : width;
+    };
+  });
+  metricsReady.catch(() => metricsReady = undefined);
+  return metricsReady;
 }
 
 /** Rasterise an SVG to PNG at `scale` (2 = sharp on high-density screens), fonts embedded. */

@@ -9,6 +9,7 @@ import { runCpuSuite } from "../lib/cpu_bench.ts";
 import { acquireGpu, type Gpu } from "../lib/gpu.ts";
 import {
   currentCommit,
+  loadRecord,
   type PeerResult,
   RECORD_SCHEMA,
   type RunRecord,
@@ -26,12 +27,14 @@ import {
   type Chart,
   chartBundle,
   chartHtml,
+  chartMetadata,
   chartPng,
   chartSvg,
   cpuChart,
   cpuData,
   intensityChart,
   ladderChart,
+  MAX_CHART_PX,
   modeledIntensity,
   rooflineChart,
   scalingChart,
@@ -51,11 +54,13 @@ interface LiveData {
 }
 
 let live: Promise<LiveData> | undefined;
+let liveGpu: Gpu | undefined;
 
 /** One live run shared by every test in this file. */
 function liveRun(): Promise<LiveData> {
   live ??= (async () => {
     const gpu = await acquireGpu();
+    liveGpu = gpu;
     const results = [];
     for (const n of SIZES) {
       for (const spec of STEPS) {
@@ -141,16 +146,17 @@ Deno.test("roofline: roofs from measured ceilings, one point per kernel, peers m
     record.results.filter((r) => r.validated && r.n === n).map((r) => r.kernel),
   );
   const peers = gpuPeersAt(record, n).length;
-  // Kernel and peer points, plus the ridge diamond.
-  assert.equal(countRole(svg, "point"), kernels.size + peers + 1);
-  assert.equal(countRole(svg, "line mark"), 1, "one roof line");
+  // Kernel and peer points, plus a ridge diamond per roof (FP32, and f16 where measured).
+  const roofs = record.ceilings?.f16Gflops ? 2 : 1;
+  assert.equal(countRole(svg, "point"), kernels.size + peers + roofs);
+  assert.equal(countRole(svg, "line mark"), roofs, "one line per roof");
   assert.ok(svgTexts(svg).some((t) => t.startsWith("ridge ")));
   assert.ok(svgTexts(svg).some((t) => t.startsWith("FP32 ")));
   // Recorded host and live adapter are told apart by colour and legend label.
   const both = await chartSvg(rooflineChart([record, record], { labels: ["recorded", "yours"] }));
   const texts = svgTexts(both);
   assert.ok(texts.includes("recorded") && texts.includes("yours"));
-  assert.equal(countRole(both, "line mark"), 2, "one roof per run");
+  assert.equal(countRole(both, "line mark"), 2 * roofs, "its roofs for each run");
 });
 
 Deno.test("ceilings, ladder, bound, scaling, intensity, cpu, autotune: marks and axis titles", async () => {
@@ -179,7 +185,11 @@ Deno.test("ceilings, ladder, bound, scaling, intensity, cpu, autotune: marks and
   const ceilings = await chartSvg(ceilingsChart(c));
   assertAxisTitles(ceilings, ["GB/s (bytes read + written)", "Invocations in the grid", "GFLOP/s"]);
   assert.equal(countRole(ceilings, "bar"), c.bandwidthTrials!.length);
-  assert.equal(countRole(ceilings, "line mark"), new Set(c.fp32Trials!.map((t) => t.chains)).size);
+  const chainCounts = (trials?: { chains: number }[]) => new Set(trials?.map((t) => t.chains)).size;
+  assert.equal(
+    countRole(ceilings, "line mark"),
+    chainCounts(c.fp32Trials) + chainCounts(c.f16Trials),
+  );
 
   const rows = modeledIntensity(STEPS, SIZES);
   const intensity = await chartSvg(intensityChart(rows));
@@ -411,5 +421,90 @@ Deno.test("ceilings: every trial measured, the best reported, roofs above every 
   // A kernel above the FP32 roof would mean the microbenchmark missed the real peak.
   for (const r of record.results.filter((r) => r.validated)) {
     assert.ok(r.gflops! <= c.fp32Gflops, `${r.kernel} at ${r.n} beats the FP32 ceiling`);
+  }
+});
+
+/** The committed GPU-host records the notebooks and the export show. */
+const H200_RECORDS = ["nvidia-h200-2026-11-23T1828.json", "nvidia-h200-2026-11-23T1835.json"];
+
+/** Every color encoding of a spec, at any depth (layers, concatenations). */
+function colorEncodings(spec: unknown): Record<string, unknown>[] {
+  if (typeof spec !== "object" || spec === null) return [];
+  const found: Record<string, unknown>[] = [];
+  for (const [key, value] of Object.entries(spec)) {
+    if (key === "color" && typeof value === "object" && value && "field" in value) {
+      found.push(value as Record<string, unknown>);
+    }
+    found.push(...colorEncodings(value));
+  }
+  return found;
+}
+
+Deno.test("charts of the H200 records fit a 900 px output area, legends uncut, colours unique", async () => {
+  for (const file of H200_RECORDS) {
+    const record = await loadRecord(new URL(`../data/runs/${file}`, import.meta.url));
+    for (const chart of allCharts(record).charts) {
+      const svg = await chartSvg(chart);
+      const width = Number(/<svg[^>]*width="([\d.]+)"/.exec(svg)![1]);
+      assert.ok(width <= MAX_CHART_PX, `${file} ${chart.name}: ${width} px wide`);
+      assert.doesNotMatch(svg, /…/, `${file} ${chart.name}: a label was cut short`);
+      const spec = chart.kind === "plotly" ? chart.fallback : chart.spec;
+      for (const color of colorEncodings(spec)) {
+        if (color.type !== "nominal" || color.legend === null) continue;
+        const legend = color.legend as { labelLimit?: number } | undefined;
+        if (chart.name === "roofline" || chart.name === "scaling") {
+          assert.ok((legend?.labelLimit ?? 0) >= 400, `${chart.name}: legend labelLimit`);
+          const scale = color.scale as { domain: string[]; range: string[] };
+          assert.equal(new Set(scale.range).size, scale.domain.length, `${chart.name}: colours`);
+        }
+      }
+      if (chart.kind === "plotly") {
+        const bundle = await chartBundle(chart);
+        const shown = (chartMetadata(bundle)["image/png"] as { width: number }).width;
+        assert.ok(shown <= MAX_CHART_PX, `${chart.name}: PNG shown ${shown} px wide`);
+      }
+    }
+  }
+});
+
+Deno.test("roofline: f16 roof drawn when measured, the f16 kernel bounded by it", async () => {
+  const { record } = await liveRun();
+  const f16 = KERNELS.find((k) => k.precision === "f16" && !k.demo)!;
+  const n = Math.max(...SIZES);
+  const result = await runKernel(liveGpu!, f16, { m: n, k: n, n }, { budgetMs: 10 });
+  if (!liveGpu!.has("shader-f16")) return;
+  assert.ok(result.validated && record.ceilings?.f16Gflops, "f16 kernel and f16 ceiling measured");
+  const withF16 = { ...record, results: [...record.results, result] };
+  const chart = rooflineChart(withF16);
+  const layers = (chart.spec as { layer: { data: { values: Record<string, unknown>[] } }[] })
+    .layer;
+  const rows = layers.flatMap((l) => l.data.values);
+  const c = record.ceilings;
+  assert.ok(rows.some((r) => r.roof === "f16" && r.gflops === c.f16Gflops), "no f16 roof");
+  const point = rows.find((r) => r.role === "kernel" && r.precision === "f16")!;
+  assert.equal(point.intensity, result.intensity, "its own (2-byte) modeled intensity");
+  assert.equal(
+    point.boundGflops,
+    Math.min(c.f16Gflops!, c.bandwidthGBs * result.intensity),
+  );
+  const svg = await chartSvg(chart);
+  assert.ok(svgTexts(svg).some((t) => t.startsWith("f16 (vec2) ")));
+  assert.equal(countRole(svg, "line mark"), 2, "FP32 and f16 roofs");
+});
+
+Deno.test("roofline: labels in one column never overlap", async () => {
+  const record = await loadRecord(new URL(`../data/runs/${H200_RECORDS[0]}`, import.meta.url));
+  const spec = rooflineChart(record).spec as {
+    height: number;
+    layer: { mark: { type: string }; data: { values: Record<string, number | string>[] } }[];
+  };
+  const labels = spec.layer.filter((l) => l.mark.type === "text")
+    .flatMap((l) => l.data.values).filter((v) => "labelGflops" in v);
+  assert.ok(labels.length >= 12);
+  const columns = Map.groupBy(labels, (l) => l.labelIntensity);
+  for (const column of columns.values()) {
+    const ys = column.map((l) => Math.log10(l.labelGflops as number)).sort((a, b) => a - b);
+    // 13 px at this chart's vertical decades.
+    for (let i = 1; i < ys.length; i++) assert.ok(ys[i] - ys[i - 1] > 0.05, `${ys}`);
   }
 });

@@ -4,7 +4,14 @@
  * A static vega-lite twin draws the same cells for SVG/PNG and notebook fallbacks.
  */
 import type { Params } from "../registry.ts";
-import { FONT, type PlotlyChart, SCHEMA, VEGA_CONFIG, type VegaLiteSpec } from "./common.ts";
+import {
+  FONT,
+  type PlotlyChart,
+  SCHEMA,
+  VEGA_CONFIG,
+  type VegaLiteSpec,
+  wrapText,
+} from "./common.ts";
 
 /** One configuration the tuner tried (failed or invalid ones carry no gflops). */
 export interface TuneTrial {
@@ -136,7 +143,9 @@ export function autotuneChart(trials: TuneTrial[], opts: AutotuneOptions = {}): 
         : []),
     ],
     layout: {
-      title: { text: subtitle ? `${title}<br><sub>${subtitle}</sub>` : title },
+      title: {
+        text: subtitle ? `${title}<br><sub>${wrapText(subtitle, 90).join("<br>")}</sub>` : title,
+      },
       font: { family: FONT },
       xaxis: { title: { text: xKey }, type: "category" },
       yaxis: { title: { text: yKey }, type: "category" },
@@ -153,12 +162,14 @@ export function autotuneChart(trials: TuneTrial[], opts: AutotuneOptions = {}): 
     },
   };
 
+  // The grid fills the figure whatever the number of cells: cells are as wide as 560 px allow
+  // (at least 56, for their labels), 40 px tall at least.
   const fallback: VegaLiteSpec = {
     $schema: SCHEMA,
-    title: { text: title, subtitle },
+    title: { text: title, subtitle: wrapText(subtitle, 90) },
     config: VEGA_CONFIG,
-    width: { step: 56 },
-    height: { step: 36 },
+    width: Math.max(560, 56 * xs.length),
+    height: Math.max(260, 40 * ys.length),
     data: { values: cells },
     encoding: {
       x: { field: "x", type: "ordinal", sort: xs, title: xKey, axis: { labelAngle: 0 } },
@@ -184,9 +195,14 @@ export function autotuneChart(trials: TuneTrial[], opts: AutotuneOptions = {}): 
         },
       },
       {
-        mark: { type: "text", fontSize: 10 },
+        mark: { type: "text", fontSize: 12 },
         encoding: {
-          text: { field: "gflops", type: "quantitative", format: ".3~g" },
+          // Plain GFLOP/s at any magnitude (no "4.04e+4").
+          text: {
+            field: "gflops",
+            type: "quantitative",
+            format: Math.max(...measuredValues) >= 100 ? ",.0f" : ".3~g",
+          },
           // Dark text on the light (fast) end of viridis, light text on the dark end.
           color: {
             condition: { test: `datum.gflops > ${midpoint}`, value: "black" },

@@ -1,9 +1,10 @@
 /**
- * The ceiling sweeps behind the roofline: every streaming configuration's GB/s, and FP32
- * GFLOP/s against grid size for each number of independent FMA chains. The best of each is the
- * roof; a flat FP32 curve means the GPU is full, a rising one that it needs more work.
+ * The ceiling sweeps behind the roofline: every streaming configuration's GB/s, and FP32 (and,
+ * when measured, packed f16) GFLOP/s against grid size for each number of independent FMA
+ * chains. The best of each is the roof; a flat curve means the GPU is full, a rising one that
+ * it needs more work.
  */
-import type { Ceilings } from "../record.ts";
+import type { Ceilings, FmaTrial } from "../record.ts";
 import { SCHEMA, VEGA_CONFIG, type VegaChart, type VegaLiteSpec } from "./common.ts";
 
 /** Two panels from the trials `measureCeilings` stores in the record. */
@@ -14,6 +15,7 @@ export function ceilingsChart(ceilings: Ceilings, source = ""): VegaChart {
     role: t.gbs === ceilings.bandwidthGBs ? "the ceiling" : "other configurations",
   }));
   const fp32 = ceilings.fp32Trials ?? [];
+  const f16 = ceilings.f16Trials ?? [];
   if (!bandwidth.length && !fp32.length) throw new Error("no ceiling trials in the record");
   const mib = (b: number) => `${Math.round(b / 2 ** 20)} MiB`;
   const panels: VegaLiteSpec[] = [];
@@ -67,37 +69,37 @@ export function ceilingsChart(ceilings: Ceilings, source = ""): VegaChart {
       ],
     } as VegaLiteSpec);
   }
-  if (fp32.length) {
-    panels.push({
-      title: "FP32 FMA throughput",
-      width: 420,
-      height: 220,
-      data: { values: fp32 },
-      mark: { type: "line", point: true },
-      encoding: {
-        x: {
-          field: "invocations",
-          type: "quantitative",
-          scale: { type: "log", base: 2 },
-          axis: { values: [...new Set(fp32.map((t) => t.invocations))], format: ",d" },
-          title: "Invocations in the grid",
-        },
-        y: { field: "gflops", type: "quantitative", title: "GFLOP/s" },
-        color: {
-          field: "chains",
-          type: "ordinal",
-          title: "FMA chains per invocation",
-          legend: { titleLimit: 300 },
-        },
-        tooltip: [
-          { field: "chains", title: "chains" },
-          { field: "invocations" },
-          { field: "iters", title: "loop iterations" },
-          { field: "gflops", title: "GFLOP/s", format: ".4~g" },
-        ],
+  const fma = (trials: FmaTrial[], title: string): VegaLiteSpec => ({
+    title,
+    width: 420,
+    height: 220,
+    data: { values: trials },
+    mark: { type: "line", point: true },
+    encoding: {
+      x: {
+        field: "invocations",
+        type: "quantitative",
+        scale: { type: "log", base: 2 },
+        axis: { values: [...new Set(trials.map((t) => t.invocations))], format: ",d" },
+        title: "Invocations in the grid",
       },
-    } as VegaLiteSpec);
-  }
+      y: { field: "gflops", type: "quantitative", title: "GFLOP/s" },
+      color: {
+        field: "chains",
+        type: "ordinal",
+        title: "FMA chains per invocation",
+        legend: { titleLimit: 300 },
+      },
+      tooltip: [
+        { field: "chains", title: "chains" },
+        { field: "invocations" },
+        { field: "iters", title: "loop iterations" },
+        { field: "gflops", title: "GFLOP/s", format: ".4~g" },
+      ],
+    },
+  } as VegaLiteSpec);
+  if (fp32.length) panels.push(fma(fp32, "FP32 FMA throughput"));
+  if (f16.length) panels.push(fma(f16, "Packed f16 (vec2<f16>) FMA throughput"));
   return {
     kind: "vega-lite",
     name: "ceilings",

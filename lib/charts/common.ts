@@ -99,3 +99,80 @@ export function requireRows<T>(rows: T[], what: string): T[] {
   if (!rows.length) throw new Error(`no measured ${what} to chart`);
   return rows;
 }
+
+/**
+ * The widest a chart may draw, legends included, in CSS pixels: a notebook's output area and a
+ * blog's column are about 900 px wide.
+ */
+export const MAX_CHART_PX = 900;
+
+/**
+ * One colour per kernel, in story order, chosen so neighbouring steps contrast and every colour
+ * reads on white. Longer than the ladder (13 steps and their teaching variants).
+ */
+const KERNEL_COLORS = [
+  "#4363d8", // blue
+  "#f58231", // orange
+  "#3cb44b", // green
+  "#e6194b", // red
+  "#911eb4", // purple
+  "#42d4f4", // sky
+  "#9a6324", // brown
+  "#f032e6", // magenta
+  "#469990", // teal
+  "#800000", // maroon
+  "#000075", // navy
+  "#808000", // olive
+  "#d4a000", // gold
+  "#8fbc2c", // lime
+  "#b59ce0", // lavender
+  "#f4a3b8", // rose
+  "#5f5f5f", // slate
+];
+
+/** Peers keep their colours on every chart: the reference is black, the others neutral. */
+const PEER_COLORS: Record<string, string> = {
+  "cuBLAS": "#000000",
+  "TF.js WebGPU": "#a9a9a9",
+  "OpenBLAS (1 thread)": "#7a5c3c",
+  "OpenBLAS (all threads)": "#c8a27a",
+};
+
+/**
+ * A colour scale giving every series its own colour: peers theirs, kernels the next unused
+ * kernel colour in the order given (story order, so the same record colours alike everywhere).
+ */
+export function seriesColors(
+  series: readonly { label: string; role: "kernel" | "peer" }[],
+): { domain: string[]; range: string[] } {
+  const domain: string[] = [], range: string[] = [];
+  let next = 0;
+  for (const { label, role } of series) {
+    if (domain.includes(label)) continue;
+    const color = role === "peer" && PEER_COLORS[label]
+      ? PEER_COLORS[label]
+      : KERNEL_COLORS[next++ % KERNEL_COLORS.length];
+    domain.push(label);
+    range.push(color);
+  }
+  return { domain, range };
+}
+
+/** Legend labels are never cut short (vega-lite's default cuts them at 160 px). */
+export const LEGEND_LABEL_LIMIT = 400;
+
+/** Break a long subtitle into lines of at most `chars` characters, at " · " or spaces. */
+export function wrapText(text: string, chars = 100): string[] {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    if (line && line.length + 1 + word.length > chars) {
+      lines.push(line.replace(/ ·$/, ""));
+      line = word === "·" ? "" : word;
+    } else {
+      line = line ? `${line} ${word}` : word;
+    }
+  }
+  if (line) lines.push(line);
+  return lines;
+}

@@ -79,11 +79,12 @@ export function ladderChart(record: RunRecord, opts: LadderOptions = {}): VegaCh
   };
   // Bar labels: plain GFLOP/s at any magnitude (no SI "m" or "k" suffixes).
   const numberFormat = Math.max(...rows.map((r) => r.gflops)) >= 100 ? ",.0f" : ".3~g";
+  // The second panel shares the first's rows, so it does not repeat their names.
   const bars = (field: "gflops" | "pct", title: string, format: string): VegaLiteSpec => ({
-    width: 300,
+    width: field === "gflops" ? 300 : 200,
     height: { step: 24 },
     encoding: {
-      y,
+      y: field === "gflops" ? y : { ...y, axis: { labels: false, ticks: false } },
       // Room for the value printed after the longest bar.
       x: {
         field,
@@ -125,6 +126,7 @@ export function ladderChart(record: RunRecord, opts: LadderOptions = {}): VegaCh
       },
       config: VEGA_CONFIG,
       data: { values: rows },
+      spacing: 12,
       hconcat: panels,
     } as VegaLiteSpec,
   };

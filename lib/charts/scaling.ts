@@ -2,10 +2,12 @@
 import type { RunRecord } from "../record.ts";
 import {
   isSquare,
+  LEGEND_LABEL_LIMIT,
   measured,
   peerLabel,
   requireRows,
   SCHEMA,
+  seriesColors,
   sourceLabel,
   VEGA_CONFIG,
   type VegaChart,
@@ -48,8 +50,8 @@ export function scalingChart(record: RunRecord): VegaChart {
     });
   }
   const rows = requireRows([...best.values()], "square-size results");
-  // Legend in story order (kernels by number, then peers), not alphabetical.
-  const order = [...new Set(rows.map((r) => r.label))];
+  // Legend in story order (kernels by number, then peers), not alphabetical; one colour each.
+  const colors = seriesColors(rows);
   return {
     kind: "vega-lite",
     name: "scaling",
@@ -79,7 +81,14 @@ export function scalingChart(record: RunRecord): VegaChart {
           scale: { type: "log" },
           title: "GFLOP/s (measured)",
         },
-        color: { field: "label", type: "nominal", title: "Kernel or peer", sort: order },
+        color: {
+          field: "label",
+          type: "nominal",
+          title: "Kernel or peer",
+          scale: colors,
+          sort: colors.domain,
+          legend: { labelLimit: LEGEND_LABEL_LIMIT },
+        },
         strokeDash: {
           field: "role",
           type: "nominal",

@@ -7,7 +7,13 @@
  */
 import type { Chart } from "../charts/common.ts";
 import { chartPng, chartSvg } from "../render.ts";
-import { type DisplayBundle, inJupyter, type LiveDisplay, showBundle } from "./jupyter.ts";
+import {
+  type DisplayBundle,
+  type DisplayMetadata,
+  inJupyter,
+  type LiveDisplay,
+  showBundle,
+} from "./jupyter.ts";
 
 /**
  * JupyterLab and VS Code render vega-lite under the v5 media type; our specs use only what v5
@@ -33,6 +39,19 @@ export async function chartBundle(chart: Chart): Promise<DisplayBundle> {
   };
 }
 
+/**
+ * Display metadata for a bundle: its PNG (drawn at 2x for sharpness) shown at its CSS width, so
+ * it fits the output area like the SVG charts instead of spreading to twice their size.
+ */
+export function chartMetadata(bundle: DisplayBundle): DisplayMetadata {
+  const png = bundle["image/png"];
+  if (typeof png !== "string") return {};
+  // The width is the big-endian word at byte 16 (in IHDR): within the first 32 base64 chars.
+  const head = Uint8Array.from(atob(png.slice(0, 32)), (c) => c.charCodeAt(0));
+  const width = new DataView(head.buffer).getUint32(16);
+  return { "image/png": { width: Math.round(width / 2) } };
+}
+
 /** Base64 of binary data, in chunks (spreading a large array into one call overflows the stack). */
 function encodeBase64(bytes: Uint8Array): string {
   let binary = "";
@@ -52,5 +71,6 @@ export async function show(chart: Chart, live?: LiveDisplay): Promise<void> {
     return;
   }
   const bundle = await chartBundle(chart);
-  await (live ? live.update(bundle) : showBundle(bundle));
+  const metadata = chartMetadata(bundle);
+  await (live ? live.update(bundle, metadata) : showBundle(bundle, metadata));
 }
