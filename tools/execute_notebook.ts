@@ -231,7 +231,13 @@ export async function executeNotebook(path: string, options: Options): Promise<N
   const name = path.slice(path.lastIndexOf("/") + 1);
   const written = options.out ? `${options.out}/${name}` : path;
   const problems: string[] = [];
-  const kernel = await KernelClient.start(await Deno.realPath(folder));
+  const seconds = () => Math.round((performance.now() - started) / 100) / 10;
+  let kernel: KernelClient;
+  try {
+    kernel = await KernelClient.start(await Deno.realPath(folder));
+  } catch (e) {
+    return { notebook: name, written: path, seconds: seconds(), problems: [(e as Error).message] };
+  }
   try {
     const run = new NotebookRun(kernel);
     nb.metadata.language_info = kernel.info.language_info as Json;
@@ -279,7 +285,7 @@ export async function executeNotebook(path: string, options: Options): Promise<N
   return {
     notebook: name,
     written,
-    seconds: Math.round((performance.now() - started) / 100) / 10,
+    seconds: seconds(),
     problems,
   };
 }
