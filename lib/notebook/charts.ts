@@ -1,12 +1,12 @@
 /**
  * Showing charts in notebooks as MIME bundles that render everywhere: vega-lite JSON
- * (interactive in JupyterLab, Jupyter Notebook and VS Code) with an SVG fallback (nbconvert
+ * (interactive in JupyterLab, Jupyter Notebook and VS Code) with SVG and PNG fallbacks (nbconvert
  * HTML, GitHub); plotly JSON (JupyterLab with the plotly extension, VS Code) with a PNG fallback.
  * Building charts is lib/charts/; this module only displays them. It is apart from the rest of
  * the wing because rendering pulls in vega and resvg (npm), which lib/mod.ts does not load.
  */
 import type { Chart } from "../charts/common.ts";
-import { chartPng, chartSvg } from "../render.ts";
+import { chartPng, chartSvg, svgToPng } from "../render.ts";
 import {
   type DisplayBundle,
   type DisplayMetadata,
@@ -22,13 +22,19 @@ import {
 const VEGA_LITE_MIME = "application/vnd.vegalite.v5+json";
 const V5_SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json";
 
-/** The MIME bundle for a chart, fallback images included. */
+/**
+ * The MIME bundle for a chart, fallback images included. A vega-lite bundle carries a PNG
+ * because JupyterLab's vega renderer (@jupyterlab/vega5-extension) adds one to any vega-lite
+ * output that lacks it, which marks a stored notebook modified as soon as it is opened.
+ */
 export async function chartBundle(chart: Chart): Promise<DisplayBundle> {
   const text = `[${chart.kind} chart: ${chart.name}]`;
   if (chart.kind === "vega-lite") {
+    const svg = await chartSvg(chart);
     return {
       [VEGA_LITE_MIME]: { ...chart.spec, $schema: V5_SCHEMA },
-      "image/svg+xml": await chartSvg(chart),
+      "image/svg+xml": svg,
+      "image/png": encodeBase64(await svgToPng(svg)),
       "text/plain": text,
     };
   }
