@@ -46,7 +46,7 @@ const BUILDERS: Record<string, (ctx: FigureContext) => ConceptFigure> = {
 };
 
 /** The steps that have a concept figure, in ladder order. */
-export const CONCEPT_STEPS = Object.keys(BUILDERS);
+export const CONCEPT_STEPS: string[] = Object.keys(BUILDERS);
 
 /** The problem shape figures use when none is given (addresses, waves). */
 export const FIGURE_SHAPE: Shape = { m: 4096, k: 4096, n: 4096 };
