@@ -368,6 +368,13 @@ export function envOrUndefined(name: string): string | undefined {
 /** A complete run on a real GPU (not a software adapter, not stopped midway). */
 export const isGpuRun = (r: RunRecord): boolean => !r.device.software && r.complete !== false;
 
+/**
+ * A run on a real GPU, complete or stopped midway. A stopped run's record holds each section it
+ * finished (a knob's whole sweep, the ceilings), so those sections may be read from it; its
+ * results table never stands for the ladder (isGpuRun).
+ */
+export const isGpuRecord = (r: RunRecord): boolean => !r.device.software;
+
 /** Whether a record has a validated result of each of these steps (by name or id). */
 export function coversSteps(record: RunRecord, steps: string[]): boolean {
   const names = new Set(record.results.filter((r) => r.validated).map((r) => stepName(r.kernel)));

@@ -15,7 +15,7 @@ import { type Cell, shortError, showNote, tableBundle } from "./format.ts";
 import { liveDisplay } from "./jupyter.ts";
 import { defaultBudgetMs } from "./live.ts";
 import { kernel } from "./kernels.ts";
-import { newestGpuRun } from "./recorded.ts";
+import { newestGpuSection } from "./recorded.ts";
 import { mainSize, type Session } from "./session.ts";
 
 /** Options of a knob cell. */
@@ -30,11 +30,13 @@ export interface KnobOptions {
 export async function recordedKnob(spec: KernelSpec): Promise<KnobRun | undefined> {
   const sweepOf = (knobs: KnobSweep[] = []) =>
     knobs.find((k) => stepName(k.kernel) === spec.name && k.points.some((p) => p.result.gflops));
-  const found = await newestGpuRun((r) => sweepOf(r.knobs) !== undefined);
+  const found = await newestGpuSection((r) => sweepOf(r.knobs) !== undefined);
   if (!found) return undefined;
   const r = found.record;
   return {
-    source: `${r.device.description}, ${r.date.slice(0, 10)}, commit ${shortCommit(r.commit)}`,
+    source: `${r.device.description}, ${r.date.slice(0, 10)}, commit ${
+      shortCommit(r.commit)
+    }${found.note}`,
     sweep: sweepOf(r.knobs)!,
   };
 }

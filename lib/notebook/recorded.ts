@@ -8,6 +8,7 @@ import {
   type Ceilings,
   coversSteps,
   currentCommit,
+  isGpuRecord,
   isGpuRun,
   type KernelResult,
   ladderRecord,
@@ -46,6 +47,19 @@ export async function newestGpuRun(
   return await newestRecord(recordsDir, (r) => isGpuRun(r) && holds(r));
 }
 
+/**
+ * The newest run record from a real GPU, complete or stopped after the section `holds` looks
+ * for (isGpuRecord), with a note naming a stopped run as such.
+ */
+export async function newestGpuSection(
+  holds: (r: RunRecord) => boolean,
+): Promise<{ path: string; record: RunRecord; note: string } | undefined> {
+  const found = await newestRecord(recordsDir, (r) => isGpuRecord(r) && holds(r));
+  if (!found) return undefined;
+  const stopped = found.record.complete === false;
+  return { ...found, note: stopped ? " (a run stopped at the time limit after this part)" : "" };
+}
+
 let recordsDir: string | URL = RUNS_DIR;
 
 /** Read recorded runs from another folder than data/runs/ (your own records, or tests). */
@@ -55,7 +69,7 @@ export function setRecordsDir(dir: string | URL = RUNS_DIR): void {
 
 /** Show the ceilings the newest GPU-host record measured, or say that none exists yet. */
 export async function showRecordedCeilings(): Promise<void> {
-  const found = await newestGpuRun((r) => r.ceilings !== undefined);
+  const found = await newestGpuSection((r) => r.ceilings !== undefined);
   if (!found?.record.ceilings) {
     await showNote(
       found
@@ -68,7 +82,7 @@ export async function showRecordedCeilings(): Promise<void> {
   const r = found.record;
   await showCeilings(
     r.ceilings!,
-    `recorded GPU run on ${r.device.description}, ${r.date.slice(0, 10)}`,
+    `recorded GPU run on ${r.device.description}, ${r.date.slice(0, 10)}${found.note}`,
   );
 }
 
