@@ -10,8 +10,21 @@ import { initWasm, Resvg } from "@resvg/resvg-wasm";
 import type { Chart, PlotlyFigure, VegaLiteSpec } from "./charts/common.ts";
 import { FONT } from "./charts/common.ts";
 
-/** Debian's fonts-dejavu-core; tools/ensure_system.sh installs it. */
-export const FONT_DIR = "/usr/share/fonts/truetype/dejavu/";
+/**
+ * Debian's fonts-dejavu-core (tools/ensure_system.sh installs it), or $GEMM_FONT_DIR: the GPU
+ * host has no package registry, so tools/gpu_notebooks.sh points it at copies carried in dist/.
+ */
+export const FONT_DIR = fontDir();
+
+function fontDir(): string {
+  try {
+    const dir = Deno.env.get("GEMM_FONT_DIR");
+    if (dir) return dir.endsWith("/") ? dir : `${dir}/`;
+  } catch {
+    // No permission to read the environment: the system fonts.
+  }
+  return "/usr/share/fonts/truetype/dejavu/";
+}
 /** Regular for labels, bold for titles: the two faces the chart specs use. */
 const FONT_FILES = ["DejaVuSans.ttf", "DejaVuSans-Bold.ttf"];
 

@@ -21,6 +21,10 @@ cache=$PWD/dist/notebook-deno-dir
 [ -d "$cache/npm" ] || { echo "gpu_notebooks: $cache missing; run sh tools/notebook_cache.sh before carrying dist" >&2; exit 2; }
 # The kernel resolves the notebooks' npm imports from this cache alone.
 export DENO_DIR=$cache
+# Chart fonts: the system's when installed, else the copies tools/notebook_cache.sh carried.
+if [ ! -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] && [ -f dist/fonts/DejaVuSans.ttf ]; then
+  export GEMM_FONT_DIR=$PWD/dist/fonts
+fi
 
 {
   date -u +%Y-%m-%dT%H:%M:%SZ

@@ -36,4 +36,7 @@ done
 find "$cache/npm" -type d -empty -delete
 # The transpile caches rebuild themselves; they would only add stale bytes.
 rm -rf "$cache/gen" "$cache"/*_cache_v*
-echo "notebook_cache: $cache $(du -sh "$cache" | cut -f1) (traced: warm-up${1:+, $*})" >&2
+# The chart fonts (lib/render.ts), for a host without fonts-dejavu-core.
+mkdir -p dist/fonts
+cp /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf /usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf dist/fonts/
+echo "notebook_cache: $cache $(du -sh "$cache" | cut -f1) (traced: warm-up${1:+, $*}); dist/fonts" >&2
