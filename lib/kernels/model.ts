@@ -266,7 +266,10 @@ export function stepModel(
   // Without a described loop the registers are unknown, and only the other budgets count.
   const occ = occupancy(d.sm, threads, registersEstimate ?? 0, workgroupBytes);
   const plan = launchPlan(spec, params, shape);
-  const w = waves(plan.grid[0] * plan.grid[1] * plan.grid[2], d.sms, occ.resident);
+  // Shapes thinner than one tile have no whole tiles: the edge-strip workgroups do the work.
+  const strips = plan.edgeStrips ? plan.stripGroups.bottom + plan.stripGroups.right : 0;
+  const launched = Math.max(1, plan.grid[0] * plan.grid[1] * plan.grid[2] + strips);
+  const w = waves(launched, d.sms, occ.resident);
   const smBalance = w.workgroups / d.sms / Math.ceil(w.workgroups / d.sms);
   const binding = bounds.filter((b) => !b.notABound).reduce((a, b) => b.gflops < a.gflops ? b : a);
   return {
