@@ -10,7 +10,7 @@ import { fmt, showNote, showTable } from "./format.ts";
  * tile loop taken out on top of the ones above, what each stage costs, and how the loop with
  * only its multiply-adds left compares with cuBLAS measured in the same run.
  */
-export async function showAblation(device: string, config: string): Promise<Ablation> {
+export async function showAblation(device: string, config: string): Promise<void> {
   const a = await loadAblation(device, config);
   const whole = a.stages[0].ms;
   await showTable(
@@ -41,5 +41,4 @@ export async function showAblation(device: string, config: string): Promise<Abla
       `. With only its multiply-adds left the loop runs at ${fmt(last.gflopsEquivalent)}` +
       `${ofCublas(last.gflopsEquivalent)}.`,
   );
-  return a;
 }

@@ -106,9 +106,22 @@ function subgroupLabel(s: DeviceSummary): string {
 
 /** Show measured ceilings and the ridge point they imply. */
 export async function showCeilings(c: Ceilings, source: string): Promise<void> {
-  await showTable(["ceiling", "value"], [
-    ["memory bandwidth (GB/s)", c.bandwidthGBs],
-    ["FP32 FMA throughput (GFLOP/s)", c.fp32Gflops],
-    ["ridge point (FLOP/byte)", c.fp32Gflops / c.bandwidthGBs],
-  ], `Measured ceilings: ${source}`);
+  const f16: Cell[][] = c.f16Gflops === undefined ? [] : [
+    ["packed f16 FMA throughput (GFLOP/s)", c.f16Gflops],
+    ["f16 / FP32", c.f16Gflops / c.fp32Gflops],
+  ];
+  await showTable(
+    ["ceiling", "value"],
+    [
+      ["memory bandwidth (GB/s)", c.bandwidthGBs],
+      ["FP32 FMA throughput (GFLOP/s)", c.fp32Gflops],
+      ["ridge point (FLOP/byte)", c.fp32Gflops / c.bandwidthGBs],
+      ...f16,
+    ],
+    `Measured ceilings: ${source}${
+      c.f16Gflops === undefined
+        ? " (no f16 ceiling: the adapter lacks shader-f16 or the run predates it)"
+        : ""
+    }`,
+  );
 }

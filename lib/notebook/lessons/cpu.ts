@@ -5,7 +5,7 @@
 import { peerLabel } from "../../charts/common.ts";
 import type { CpuSuite } from "../../cpu_bench.ts";
 import type { SweepRow } from "../../record.ts";
-import { showNote, showTable } from "../format.ts";
+import { showBullets, showTable } from "../format.ts";
 
 /** Show a block-size sweep as a table (block 0 = unblocked). */
 export async function showSweep(rows: SweepRow[]): Promise<void> {
@@ -57,5 +57,5 @@ export async function showCpuSuite(suite: CpuSuite): Promise<void> {
     }),
     `CPU matmuls on ${suite.cpu.machine.model} (${suite.cpu.machine.logicalCores} logical cores)`,
   );
-  if (suite.cpu.notes.length) await showNote(suite.cpu.notes.map((n) => `- ${n}`).join("\n"));
+  if (suite.cpu.notes.length) await showBullets(suite.cpu.notes);
 }
