@@ -1,7 +1,7 @@
 /**
  * Where the time goes: the GPU host's ablation of the autotuned kernel, stage by stage.
  */
-import { type Ablation, loadAblation } from "../ablation.ts";
+import { loadAblation } from "../ablation.ts";
 import { fmt, showNote, showTable } from "./format.ts";
 
 /**
