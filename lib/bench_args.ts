@@ -45,11 +45,11 @@ export const USAGE = `Usage: deno task bench [flags]
   --out FILE       where the JSON run record goes (default data/runs/<device>-<date>T<hhmm>.json);
                    checked first: never a file git tracks, never an existing non-record
   --no-peers       skip cuBLAS, TF.js WebGPU and OpenBLAS
-  --no-ceilings    skip the bandwidth / FP32 ceiling measurements
+  --no-ceilings    skip the bandwidth / FP32 / f16 ceiling measurements
   --no-cpu         skip the CPU suite
   --tune           run the autotuner's search (slow) instead of reusing saved tuning
   --tune-shapes    run the shapes step's per-shape plan search over its shapes (the suite
-                   on a GPU; not yet run on one) and save it before timing
+                   on a GPU) and save it before timing
   --validate N     also check every kernel on N random shapes (1..300 per dimension)
   --knobs          also sweep each selected step's knob (its step.ts) at one size: 4096 on a
                    GPU (the largest square size of --sizes when 4096 is not one of them)

@@ -488,8 +488,42 @@ Deno.test("roofline: f16 roof drawn when measured, the f16 kernel bounded by it"
     Math.min(c.f16Gflops!, c.bandwidthGBs * result.intensity),
   );
   const svg = await chartSvg(chart);
-  assert.ok(svgTexts(svg).some((t) => t.startsWith("f16 (vec2) ")));
+  assert.ok(svgTexts(svg).some((t) => /f16 (\(vec2\) )?[\d,.]+( GFLOP\/s)?$/.test(t)));
   assert.equal(countRole(svg, "line mark"), 2, "FP32 and f16 roofs");
+});
+
+Deno.test("roofline: roofs within 1.26x share a ridge label and keep their labels apart", () => {
+  // Synthetic ceilings, f16 1.06x FP32 as the H200's measured ones; one f16 kernel under them.
+  const record = {
+    schema: 1,
+    date: "2026-01-01T00:00:00Z",
+    commit: "abcdef1234567",
+    deno: "2.9.6",
+    device: { description: "Test GPU", software: false, features: [], limits: {} },
+    ceilings: { bandwidthGBs: 1000, fp32Gflops: 10000, f16Gflops: 10600 },
+    results: [{
+      kernel: "14_f16",
+      title: "f16",
+      m: 512,
+      k: 512,
+      n: 512,
+      params: {},
+      validated: true,
+      gflops: 5000,
+      intensity: 60,
+      modelBytes: 1,
+      seed: 1,
+    }],
+    peers: [],
+    notes: [],
+  } as unknown as RunRecord;
+  const layers = (rooflineChart(record).spec as {
+    layer: { data: { values: Record<string, unknown>[] } }[];
+  }).layer;
+  const texts = layers.flatMap((l) => l.data.values.map((r) => r.text)).filter(Boolean);
+  assert.ok(texts.includes("FP32 10,000 · f16 10,600"), "one roof label");
+  assert.ok(texts.includes("ridge 10 (f16 10.6) FLOP/B"), "one ridge label");
+  assert.ok(!texts.some((t) => /^(FP32 10,000 GFLOP|f16 ridge|f16 \(vec2\))/.test(String(t))));
 });
 
 Deno.test("roofline: labels in one column never overlap", async () => {

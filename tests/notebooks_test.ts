@@ -123,6 +123,14 @@ Deno.test("predict: the naive model is 1/4 FLOP per byte and memory-bound under 
   assert.throws(() => kernel("99_nonexistent"), /no kernel/);
 });
 
+Deno.test("predict: an f16 kernel is bounded by the measured f16 roof when there is one", () => {
+  const shape = { m: 4096, k: 4096, n: 4096 };
+  const roofs = { bandwidthGBs: 1e6, fp32Gflops: 1000 };
+  assert.equal(predict("f16", shape, { ...roofs, f16Gflops: 600 }).boundGflops, 600);
+  assert.equal(predict("f16", shape, roofs).boundGflops, 1000);
+  assert.equal(predict("double_buffer", shape, { ...roofs, f16Gflops: 600 }).boundGflops, 1000);
+});
+
 Deno.test("subgroupAccesses: x → column touches one segment of B, x → row one per lane", () => {
   const rows = subgroupAccesses(1024, 8);
   const get = (mapping: string, matrix: string) =>
@@ -219,6 +227,45 @@ Deno.test("recorded GPU numbers: absent says so, present shows beside the live o
     assert.match(table, /03_coalesce\s+40\s+4\s+50\s+1\s+2/);
     assert.match(table, /cuBLAS\s+80\s+-\s+100/);
     assert.match(await captured(() => showRecordedCeilings()), /recorded GPU run on Test GPU/);
+  } finally {
+    setRecordsDir();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("recorded GPU numbers: a run stopped after its GPU results stands in only where no complete one does", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "gemm-runs-" });
+  try {
+    setRecordsDir(`${dir}/`);
+    // Synthetic numbers for the table's arithmetic only; no chart or prose ever sees them.
+    const base = {
+      schema: 1,
+      deno: "2.9.6",
+      device: { description: "Test GPU", software: false, features: [], limits: {} },
+      ceilings: { bandwidthGBs: 100, fp32Gflops: 1000 },
+      peers: [],
+      notes: [],
+    };
+    const complete = {
+      ...base,
+      date: "2026-01-01T00:00:00Z",
+      commit: "aaaaaaa1234567",
+      results: [row("02_naive", 4096, 10), row("03_coalesce", 4096, 40)],
+    };
+    const stopped = {
+      ...base,
+      date: "2026-01-02T00:00:00Z",
+      commit: "bbbbbbb1234567",
+      complete: false,
+      results: [row("02_naive", 4096, 11), row("03_coalesce", 4096, 41), row("04_tiled", 4096, 80)],
+    };
+    await Deno.writeTextFile(`${dir}/a.json`, JSON.stringify(complete));
+    await Deno.writeTextFile(`${dir}/b.partial.json`, JSON.stringify(stopped));
+    const both = await captured(() => showRecorded(["02_naive", "03_coalesce"], []));
+    assert.match(both, /commit aaaaaaa/);
+    const three = await captured(() => showRecorded(["02_naive", "04_tiled"], []));
+    assert.match(three, /commit bbbbbbb .*stopped/);
+    assert.match(three, /04_tiled\s+80\s+7\.27/);
   } finally {
     setRecordsDir();
     await Deno.remove(dir, { recursive: true });

@@ -64,6 +64,9 @@ const WIDTH = 560, HEIGHT = 420;
 const LABEL_PX = 13, CLUSTER_PX = 36;
 /** Gap between a column of labels and the outermost marker of its cluster; a label's reach. */
 const LABEL_GAP_PX = 12, LABEL_REACH_PX = 40;
+/** Roofs closer than this (log10 of their ratio, about 1.26x) share their labels, which would
+ * otherwise print over each other: one ridge label, one roof label over the higher roof. */
+const CLOSE_ROOFS_LOG10 = 0.1;
 /** Roof colours: neutral, so they never read as one of the kernels. */
 const ROOF_COLORS = { FP32: "#333333", f16: "#8a8a8a" } as const;
 
@@ -277,10 +280,20 @@ export function rooflineChart(
       at("FP32", ridge, ceil.fp32Gflops),
       at("FP32", hi, ceil.fp32Gflops),
     );
-    ridges.push({ ...at("FP32", ridge, ceil.fp32Gflops), text: `ridge ${sig(ridge)} FLOP/B` });
+    const close = ridge16 !== undefined &&
+      Math.abs(Math.log10(ceil.f16Gflops! / ceil.fp32Gflops)) < CLOSE_ROOFS_LOG10;
+    ridges.push({
+      ...at("FP32", ridge, ceil.fp32Gflops),
+      text: `ridge ${sig(ridge)}${close ? ` (f16 ${sig(ridge16!)})` : ""} FLOP/B`,
+    });
+    const fp32Text = `FP32 ${sig(ceil.fp32Gflops)} GFLOP/s`;
+    const f16Text = `f16 (vec2) ${sig(ceil.f16Gflops ?? 0)} GFLOP/s`;
+    // Short, clear of the labels beside the points: the y axis names the unit.
+    const bothText = `FP32 ${sig(ceil.fp32Gflops)} · f16 ${sig(ceil.f16Gflops ?? 0)}`;
+    const f16Higher = (ceil.f16Gflops ?? 0) > ceil.fp32Gflops;
     roofLabels.push({
       ...at("FP32", hi, ceil.fp32Gflops),
-      text: `FP32 ${sig(ceil.fp32Gflops)} GFLOP/s`,
+      text: !close ? fp32Text : f16Higher ? "" : bothText,
     });
     slopeLabels.push({
       ...at("FP32", lo * 1.5, ceil.bandwidthGBs * lo * 1.5),
@@ -298,11 +311,11 @@ export function rooflineChart(
       );
       ridges.push({
         ...at("f16", ridge16, ceil.f16Gflops),
-        text: `f16 ridge ${sig(ridge16)} FLOP/B`,
+        text: close ? "" : `f16 ridge ${sig(ridge16)} FLOP/B`,
       });
       roofLabels.push({
         ...at("f16", hi, ceil.f16Gflops),
-        text: `f16 (vec2) ${sig(ceil.f16Gflops)} GFLOP/s`,
+        text: !close ? f16Text : f16Higher ? bothText : "",
       });
       roofsText += `, f16 ${sig(ceil.f16Gflops)} GFLOP/s`;
     } else if (mine.some((p) => p.precision === "f16")) {

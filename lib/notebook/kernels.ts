@@ -57,7 +57,10 @@ export interface Prediction {
   bytes: number;
   /** FLOP per byte of global-memory traffic. */
   intensity: number;
-  /** min(FP32 roof, bandwidth x intensity) when ceilings are given. */
+  /**
+   * min(compute roof, bandwidth x intensity) when ceilings are given; the compute roof is the
+   * measured f16 one for an f16 kernel when the ceilings have it, else FP32.
+   */
   boundGflops?: number;
   boundBy?: "memory" | "compute";
 }
@@ -75,8 +78,12 @@ export function predict(
   const p: Prediction = { kernel: spec.id, shape, flops, bytes, intensity };
   if (ceilings) {
     const memoryBound = ceilings.bandwidthGBs * intensity;
-    p.boundGflops = Math.min(ceilings.fp32Gflops, memoryBound);
-    p.boundBy = memoryBound < ceilings.fp32Gflops ? "memory" : "compute";
+    // Packed f16 arithmetic has its own measured rate, which need not be twice FP32's.
+    const computeRoof = spec.precision === "f16" && ceilings.f16Gflops !== undefined
+      ? ceilings.f16Gflops
+      : ceilings.fp32Gflops;
+    p.boundGflops = Math.min(computeRoof, memoryBound);
+    p.boundBy = memoryBound < computeRoof ? "memory" : "compute";
   }
   return p;
 }

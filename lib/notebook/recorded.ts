@@ -29,15 +29,17 @@ const LADDER = KERNELS.filter((k) => !k.demo).map((k) => k.name);
 
 /**
  * The newest complete run record from a real GPU (not a software adapter) that validated every
- * one of `steps` (by name or id), if one is committed; without `steps`, the record of the whole
- * ladder (`ladderRecord`). A later run of only some steps is shown where those steps are, and
- * never hides the ladder.
+ * one of `steps` (by name or id), if one is committed; failing that, the newest GPU run that
+ * stopped after validating them all, with a `note` saying it stopped. Without `steps`, the record
+ * of the whole ladder (`ladderRecord`). A later run of only some steps is shown where those steps
+ * are, and never hides the ladder.
  */
 export async function recordedGpuRun(
   steps?: string[],
-): Promise<{ path: string; record: RunRecord } | undefined> {
+): Promise<{ path: string; record: RunRecord; note?: string } | undefined> {
   if (!steps) return ladderRecord(await listRecords(recordsDir), LADDER);
-  return await newestGpuRun((r) => coversSteps(r, steps));
+  return await newestGpuRun((r) => coversSteps(r, steps)) ??
+    await newestGpuSection((r) => coversSteps(r, steps));
 }
 
 /** The newest complete run record from a real GPU for which `holds` is true. */
@@ -88,14 +90,20 @@ export async function showRecordedCeilings(): Promise<void> {
 
 /**
  * The runs a chart should draw: the recorded GPU run (when one is committed) and this
- * session's live results, each as a run record.
+ * session's live results, each as a run record. With an f16 kernel among the live results the
+ * recorded run is the newest GPU run that measured the f16 ceiling with those steps, so the
+ * roofline can put the f16 kernel under its own roof.
  */
 export async function chartRuns(
   s: Session,
   live: KernelResult[],
   ceilings?: Ceilings,
 ): Promise<RunRecord[]> {
-  const recorded = await recordedGpuRun(live.length ? live.map((r) => r.kernel) : undefined);
+  const steps = live.map((r) => r.kernel);
+  const withF16Roof = steps.some((id) => kernel(id).precision === "f16")
+    ? await newestGpuSection((r) => r.ceilings?.f16Gflops !== undefined && coversSteps(r, steps))
+    : undefined;
+  const recorded = withF16Roof ?? await recordedGpuRun(steps.length ? steps : undefined);
   const mine = await liveRecord(s, live, ceilings);
   return recorded ? [recorded.record, mine] : [mine];
 }
@@ -181,7 +189,7 @@ export async function showRecorded(keys: string[], live: KernelResult[] = []): P
     }
   }
   const where = `${record.device.description}, ${record.date.slice(0, 10)}, commit ` +
-    `${record.commit.slice(0, 7)} (${path.replace(/^.*\/data\//, "data/")})`;
+    `${record.commit.slice(0, 7)} (${path.replace(/^.*\/data\//, "data/")})${found.note ?? ""}`;
   if (!recAt.size) {
     await showNote(`The newest GPU record (${where}) has no result for ${ids.join(", ")} yet.`);
   }

@@ -128,7 +128,7 @@ export function wavesFigure(ctx: FigureContext): ConceptFigure {
     y + 8,
     `${stepHeading(ctx.spec)}: at ${shapeLabel(ctx.shape)}, plan ${planLabel(p)} launches ` +
       `${workgroups} workgroups; with ${resident} resident per SM on ${model.sms} SMs a wave is ` +
-      `${w.perWave}, so ${w.waves} waves, the last holding ${lastFilled} (${
+      `${w.perWave}, so ${w.waves} wave${w.waves > 1 ? "s" : ""}, the last holding ${lastFilled} (${
         (100 * w.fill).toFixed(1)
       }% ` +
       "of slots used overall). Wave model of kernels/13_shapes/plans.ts, not a measurement.",
