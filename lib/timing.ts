@@ -1,8 +1,11 @@
 /**
  * GPU timing from `timestamp-query`: each timed repetition is one compute pass with
- * timestampWrites at its start and end, many passes per submit, one readback at the end.
+ * timestampWrites at its start and end, many passes per submit, one readback per submit.
  * Deno's queue sync (onSubmittedWorkDone / mapAsync) costs ~11 ms, so a wall clock around one
- * dispatch would time Deno; the timestamps time the kernel.
+ * dispatch would time Deno; the timestamps time the kernel. The next submit is queued before the
+ * previous one is read back, so the GPU never idles while Deno waits: a GPU that idles a large
+ * share of the time lowers its clocks, and short kernels would then be timed at a clock that
+ * depends on how long they are rather than on the kernel.
  */
 import { type Gpu, orLost } from "./gpu.ts";
 
@@ -20,6 +23,7 @@ export interface Timing {
 export interface TimingOptions {
   /** Exact repetition count; by default chosen to fill `budgetMs` (between 5 and 200). */
   reps?: number;
+  /** Passes in the first warm-up submit (default 3). */
   warmup?: number;
   /** Least GPU time spent warming up on a hardware adapter (default 300 ms). */
   warmMs?: number;
@@ -27,8 +31,15 @@ export interface TimingOptions {
   budgetMs?: number;
 }
 
-/** Passes per submit: enough to hide Deno's sync cost, few enough to keep queries small. */
-const BATCH = 64;
+/**
+ * GPU time each submit aims at once the pass time is known: several times Deno's ~11 ms
+ * readback, so that the submit queued behind it keeps the GPU busy meanwhile.
+ */
+const SUBMIT_MS = 40;
+/** Most passes per submit (two timestamps each; a query set holds at most 4096). */
+const MAX_PASSES = 1024;
+/** Warm-up submits before the timer settles for what it has. */
+const MAX_WARM_SUBMITS = 24;
 
 /** Median of a list (mean of the middle two for even lengths). */
 export function median(xs: readonly number[]): number {
@@ -49,58 +60,96 @@ export function summarize(samplesMs: number[], method: Timing["method"]): Timing
   };
 }
 
+/** Repetitions that fill `budgetMs` at `passMs` each (5 to 200), or the exact count asked for. */
+function repsFor(opts: TimingOptions, passMs: number): number {
+  return opts.reps ??
+    Math.max(5, Math.min(200, Math.round((opts.budgetMs ?? 400) / Math.max(passMs, 1e-3))));
+}
+
+/** Passes per submit for about `SUBMIT_MS` of GPU work at `passMs` each. */
+function passesFor(passMs: number): number {
+  return Math.max(1, Math.min(MAX_PASSES, Math.round(SUBMIT_MS / Math.max(passMs, 1e-3))));
+}
+
 /**
  * Time `encode` (which records dispatches into a compute pass) on the GPU: warm-up passes
  * first, then timed passes, each measured by its own pair of timestamps.
  */
-export async function timePasses(
+export function timePasses(
   gpu: Gpu,
   encode: (pass: GPUComputePassEncoder) => void,
   opts: TimingOptions = {},
 ): Promise<Timing> {
-  const method = gpu.has("timestamp-query") ? "timestamp-query" : "wall-clock-batch";
-  const run = method === "timestamp-query" ? timestampBatch : wallClockBatch;
-  const estimate = await warmUp(gpu, encode, run, opts);
-  const reps = opts.reps ??
-    Math.max(5, Math.min(200, Math.round((opts.budgetMs ?? 400) / Math.max(estimate, 1e-3))));
-  const samples: number[] = [];
-  while (samples.length < reps) {
-    samples.push(...await run(gpu, encode, Math.min(BATCH, reps - samples.length)));
-  }
-  return summarize(samples, method);
+  return gpu.has("timestamp-query")
+    ? timeWithTimestamps(gpu, encode, opts)
+    : timeWithWallClock(gpu, encode, opts);
+}
+
+/** Passes submitted together, and their times once read back. */
+interface Submit {
+  passes: number;
+  times: Promise<number[]>;
 }
 
 /**
- * Warm up until the GPU has run at least `warmMs` of work and two consecutive batches agree
- * within 3%: a GPU idle during validation drops its clocks and needs a few hundred ms of steady
- * work to boost again (seen on an H200: 4x slower medians after a 3-pass warm-up). Returns the
- * per-pass estimate of the last batch.
+ * Warm up until the GPU has run at least `warmMs` of work and two consecutive submits agree
+ * within 3% (a GPU idle during validation drops its clocks and needs a few hundred ms of steady
+ * work to boost again; seen on an H200: 4x slower medians after a 3-pass warm-up), then take
+ * the timed samples. One submit is always queued behind the one being read back, so from the
+ * first warm-up pass to the last timed one the GPU has work waiting.
  */
-async function warmUp(
+async function timeWithTimestamps(
   gpu: Gpu,
   encode: (pass: GPUComputePassEncoder) => void,
-  run: typeof timestampBatch,
   opts: TimingOptions,
-): Promise<number> {
-  let batch = Math.max(1, opts.warmup ?? 3);
+): Promise<Timing> {
+  const submit = (passes: number): Submit => ({
+    passes,
+    times: submitTimestamped(gpu, encode, passes),
+  });
+  const warmMs = opts.warmMs ?? 300;
+  let inFlight: Submit | undefined = submit(Math.max(1, opts.warmup ?? 3));
+  let queued: Submit | undefined;
+  let passMs: number | undefined;
   let spent = 0;
-  let previous = Infinity;
-  for (let round = 0; round < 12; round++) {
-    const times = await run(gpu, encode, batch);
-    const estimate = median(times);
-    spent += times.reduce((a, b) => a + b, 0);
-    // Software adapters have no clocks to ramp (and too much noise to settle): one batch.
-    if (gpu.summary.software) return estimate;
-    const settled = Math.abs(estimate - previous) <= 0.03 * estimate;
-    if (spent >= (opts.warmMs ?? 300) && settled) return estimate;
-    previous = estimate;
-    // Grow the batch so each round is about 100 ms of GPU work.
-    batch = Math.max(1, Math.min(BATCH, Math.round(100 / Math.max(estimate, 1e-3))));
+  let reps: number | undefined; // set once warm: every pass queued after that is a sample
+  const samples: number[] = [];
+  try {
+    for (let round = 1; inFlight; round++) {
+      // Queue the next submit before reading this one back, sized by the last estimate.
+      const wanted = reps === undefined ? Infinity : reps - samples.length - inFlight.passes;
+      const size = Math.min(wanted, passMs === undefined ? 1 : passesFor(passMs));
+      queued = size > 0 ? submit(size) : undefined;
+      const times = await inFlight.times;
+      inFlight = queued;
+      queued = undefined;
+      if (reps !== undefined) {
+        samples.push(...times.slice(0, reps - samples.length));
+        if (samples.length >= reps) break;
+        continue;
+      }
+      const estimate = median(times);
+      const settled = passMs !== undefined && Math.abs(estimate - passMs) <= 0.03 * estimate;
+      spent += times.reduce((a, b) => a + b, 0);
+      passMs = estimate;
+      // Software adapters have no clocks to ramp (and too much noise to settle): one submit.
+      if (gpu.summary.software || (spent >= warmMs && settled) || round >= MAX_WARM_SUBMITS) {
+        reps = repsFor(opts, estimate);
+      }
+    }
+  } finally {
+    // A submit still queued (after an error, or past the last sample) must finish before its
+    // buffers go.
+    await Promise.allSettled([inFlight, queued].map((s) => s?.times));
   }
-  return previous;
+  return summarize(samples, "timestamp-query");
 }
 
-async function timestampBatch(
+/**
+ * Encode `count` timestamped passes and submit them now; the promise resolves to each pass's
+ * GPU time in ms once the results are read back.
+ */
+async function submitTimestamped(
   gpu: Gpu,
   encode: (pass: GPUComputePassEncoder) => void,
   count: number,
@@ -115,36 +164,67 @@ async function timestampBatch(
     size: 16 * count,
     usage: GPUBufferUsage.COPY_DST | GPUBufferUsage.MAP_READ,
   });
-  const enc = device.createCommandEncoder();
-  for (let i = 0; i < count; i++) {
-    const pass = enc.beginComputePass({
-      timestampWrites: {
-        querySet,
-        beginningOfPassWriteIndex: 2 * i,
-        endOfPassWriteIndex: 2 * i + 1,
-      },
-    });
-    encode(pass);
-    pass.end();
+  try {
+    const enc = device.createCommandEncoder();
+    for (let i = 0; i < count; i++) {
+      const pass = enc.beginComputePass({
+        timestampWrites: {
+          querySet,
+          beginningOfPassWriteIndex: 2 * i,
+          endOfPassWriteIndex: 2 * i + 1,
+        },
+      });
+      encode(pass);
+      pass.end();
+    }
+    enc.resolveQuerySet(querySet, 0, 2 * count, resolve, 0);
+    enc.copyBufferToBuffer(resolve, 0, readback, 0, 16 * count);
+    device.queue.submit([enc.finish()]);
+    await orLost(gpu, readback.mapAsync(GPUMapMode.READ));
+    const ticks = new BigUint64Array(readback.getMappedRange().slice(0));
+    readback.unmap();
+    const out: number[] = [];
+    for (let i = 0; i < count; i++) out.push(Number(ticks[2 * i + 1] - ticks[2 * i]) / 1e6);
+    return out;
+  } finally {
+    [querySet, resolve, readback].forEach((r) => r.destroy());
   }
-  enc.resolveQuerySet(querySet, 0, 2 * count, resolve, 0);
-  enc.copyBufferToBuffer(resolve, 0, readback, 0, 16 * count);
-  device.queue.submit([enc.finish()]);
-  await orLost(gpu, readback.mapAsync(GPUMapMode.READ));
-  const ticks = new BigUint64Array(readback.getMappedRange().slice(0));
-  readback.unmap();
-  [querySet, resolve, readback].forEach((r) => r.destroy());
-  const out: number[] = [];
-  for (let i = 0; i < count; i++) out.push(Number(ticks[2 * i + 1] - ticks[2 * i]) / 1e6);
-  return out;
 }
 
-/** Fallback: one submit of `count` passes, wall clock minus nothing, divided by count. */
-async function wallClockBatch(
+/**
+ * Without timestamps: submits of passes timed by the wall clock, which includes Deno's sync
+ * (so only long submits time well); each sample is one submit's mean time per pass, and the
+ * repetitions count submits. Warm-up as above, one submit at a time.
+ */
+async function timeWithWallClock(
+  gpu: Gpu,
+  encode: (pass: GPUComputePassEncoder) => void,
+  opts: TimingOptions,
+): Promise<Timing> {
+  let passMs = await wallClockSubmit(gpu, encode, Math.max(1, opts.warmup ?? 3));
+  let spent = passMs;
+  for (let round = 1; round < MAX_WARM_SUBMITS && !gpu.summary.software; round++) {
+    const passes = passesFor(passMs);
+    const estimate = await wallClockSubmit(gpu, encode, passes);
+    spent += estimate * passes;
+    const settled = Math.abs(estimate - passMs) <= 0.03 * estimate;
+    passMs = estimate;
+    if (spent >= (opts.warmMs ?? 300) && settled) break;
+  }
+  const passes = passesFor(passMs);
+  const samples: number[] = [];
+  for (let i = repsFor(opts, passMs * passes); i > 0; i--) {
+    samples.push(await wallClockSubmit(gpu, encode, passes));
+  }
+  return summarize(samples, "wall-clock-batch");
+}
+
+/** One submit of `count` passes, wall clock around it, divided by count. */
+async function wallClockSubmit(
   gpu: Gpu,
   encode: (pass: GPUComputePassEncoder) => void,
   count: number,
-): Promise<number[]> {
+): Promise<number> {
   const enc = gpu.device.createCommandEncoder();
   for (let i = 0; i < count; i++) {
     const pass = enc.beginComputePass();
@@ -154,5 +234,5 @@ async function wallClockBatch(
   const t0 = performance.now();
   gpu.device.queue.submit([enc.finish()]);
   await orLost(gpu, gpu.device.queue.onSubmittedWorkDone());
-  return [(performance.now() - t0) / count];
+  return (performance.now() - t0) / count;
 }
