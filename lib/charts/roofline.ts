@@ -62,8 +62,10 @@ const sig = (x: number) => Number(x.toPrecision(3)).toLocaleString("en-US");
 const WIDTH = 560, HEIGHT = 420;
 /** Vertical space one label needs; points within CLUSTER_PX in x of a cluster's first share it. */
 const LABEL_PX = 13, CLUSTER_PX = 36;
-/** Gap between a column of labels and the outermost marker of its cluster; a label's reach. */
+/** Gap between a column of labels and the outermost marker of its cluster; a label's least reach. */
 const LABEL_GAP_PX = 12, LABEL_REACH_PX = 40;
+/** Width of one character of a point label (bold, 10 px) and half a marker, for a label's reach. */
+const LABEL_CHAR_PX = 6.5, MARKER_PX = 8;
 /** Roofs closer than this (log10 of their ratio, about 1.26x) share their labels, which would
  * otherwise print over each other: one ridge label, one roof label over the higher roof. */
 const CLOSE_ROOFS_LOG10 = 0.1;
@@ -145,11 +147,16 @@ function placeLabels(
   clusters.forEach((cluster, c) => {
     const pxs = span(cluster);
     const edge = { left: Math.min(...pxs) - LABEL_GAP_PX, right: Math.max(...pxs) + LABEL_GAP_PX };
-    // A side is free when no neighbouring cluster's marker lies within a label's reach of it.
+    // A side is free when no neighbouring cluster's marker lies within a label's reach of it:
+    // its gap, its text (peer names are long) and the neighbour's half marker.
+    const reach = Math.max(
+      LABEL_REACH_PX,
+      LABEL_GAP_PX + MARKER_PX + LABEL_CHAR_PX * Math.max(...cluster.map((p) => p.tag.length)),
+    );
     const free = {
-      left: c === 0 || Math.min(...pxs) - Math.max(...span(clusters[c - 1])) > LABEL_REACH_PX,
+      left: c === 0 || Math.min(...pxs) - Math.max(...span(clusters[c - 1])) > reach,
       right: c === clusters.length - 1 ||
-        Math.min(...span(clusters[c + 1])) - Math.max(...pxs) > LABEL_REACH_PX,
+        Math.min(...span(clusters[c + 1])) - Math.max(...pxs) > reach,
     };
     const only = free.left === free.right ? undefined : free.left ? "left" : "right";
     // Peers right (they sit at the far right, alone); kernels alternate, from the right.
@@ -211,11 +218,16 @@ export function rooflineChart(
   const sources: string[] = [];
 
   runs.forEach((record, i) => {
-    const source = opts.labels?.[i] ?? `${deviceLabel(record)} · ${record.date.slice(0, 10)}`;
     // CPU peers do not belong on a GPU roofline.
     const gpuPeers = measured(record.peers).filter((p) => !p.peer.startsWith("openblas"));
     const n = opts.n ?? largestSquare(record.results) ?? largestSquare(gpuPeers);
     if (n === undefined) return;
+    // Each run needs its own name, or its points would be drawn as another run's (the same
+    // device on the same day, live beside recorded, say): the size tells them apart, then the
+    // order.
+    let source = opts.labels?.[i] ?? `${deviceLabel(record)} · ${record.date.slice(0, 10)}`;
+    if (sources.includes(source)) source += ` · N = ${n}`;
+    if (sources.includes(source)) source += ` · run ${i + 1}`;
     sources.push(source);
     const ceil = record.ceilings;
     const bound = (x: number, precision: "f32" | "f16") => {
@@ -334,12 +346,31 @@ export function rooflineChart(
   });
   if (!points.length) throw new Error("no measured square-size results to put on a roofline");
 
+  // Runs with the same ceilings draw their roofs over each other: label each roof, ridge and
+  // slope once, the roof at the right end of the longest line, the slope at its lowest start.
+  const once = <T extends Row & { text: string }>(rows: T[], better: (a: T, b: T) => boolean) => {
+    const kept = new Map<string, T>();
+    for (const r of rows) {
+      const key = `${r.roof}\n${r.text}`;
+      const had = kept.get(key);
+      if (!had || better(r, had)) kept.set(key, r);
+    }
+    return [...kept.values()];
+  };
+  const uniqueRoofLabels = once(roofLabels, (a, b) => a.intensity > b.intensity);
+  const uniqueRidges = once(ridges, () => false);
+  const uniqueSlopeLabels = once(slopeLabels, (a, b) => a.intensity < b.intensity);
+
   // Decades on x; on y from a decade up to just above the highest roof or point, fixed here so
   // label placement knows where points land.
   const xDomain = decades([...points, ...roofs].map((p) => p.intensity));
   const ys = [...points, ...roofs].map((p) => p.gflops);
   const yDomain: [number, number] = [decades(ys)[0], 2.2 * Math.max(...ys)];
-  const labels = placeLabels(points, xDomain, yDomain);
+  // A peer is named once, at the first run's marker; its colour names it in the other runs.
+  const named = points.filter((p) =>
+    p.role === "kernel" || points.find((q) => q.role === "peer" && q.label === p.label) === p
+  );
+  const labels = placeLabels(named, xDomain, yDomain);
   const x = {
     field: "intensity",
     type: "quantitative",
@@ -413,19 +444,19 @@ export function rooflineChart(
           },
           // Ridge labels up and to the left of their diamond, clear of the points to the right.
           {
-            data: { values: ridges.filter((r) => r.roof === kind) },
+            data: { values: uniqueRidges.filter((r) => r.roof === kind) },
             mark: text({ align: "right", dx: -8, dy: -8 }),
             encoding: { x, y, color: { value: ROOF_COLORS[kind] }, text: { field: "text" } },
           },
           // Compute-roof labels above the right end of the flat roof.
           {
-            data: { values: roofLabels.filter((r) => r.roof === kind) },
+            data: { values: uniqueRoofLabels.filter((r) => r.roof === kind) },
             mark: text({ align: "right", dy: -8 }),
             encoding: { x, y, color: { value: ROOF_COLORS[kind] }, text: { field: "text" } },
           },
         ]),
         {
-          data: { values: slopeLabels },
+          data: { values: uniqueSlopeLabels },
           mark: text({ align: "left", dx: 6, dy: 14 }),
           encoding: { x, y, color: { value: ROOF_COLORS.FP32 }, text: { field: "text" } },
         },
