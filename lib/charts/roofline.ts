@@ -346,20 +346,38 @@ export function rooflineChart(
   });
   if (!points.length) throw new Error("no measured square-size results to put on a roofline");
 
-  // Runs with the same ceilings draw their roofs over each other: label each roof, ridge and
-  // slope once, the roof at the right end of the longest line, the slope at its lowest start.
-  const once = <T extends Row & { text: string }>(rows: T[], better: (a: T, b: T) => boolean) => {
-    const kept = new Map<string, T>();
+  // Runs with the same or nearly the same ceilings draw their roofs over each other: label each
+  // roof, ridge and slope once where their labels would land together (values within the
+  // CLOSE_ROOFS_LOG10 margin; the subtitle gives every run's values), the roof at the right end
+  // of the longest line, the slope at its lowest start.
+  const near = (a: number, b: number) => Math.abs(Math.log10(a / b)) < CLOSE_ROOFS_LOG10;
+  const once = <T extends Row & { text: string }>(
+    rows: T[],
+    same: (a: T, b: T) => boolean,
+    better: (a: T, b: T) => boolean = () => false,
+  ) => {
+    const kept: T[] = [];
     for (const r of rows) {
-      const key = `${r.roof}\n${r.text}`;
-      const had = kept.get(key);
-      if (!had || better(r, had)) kept.set(key, r);
+      const i = kept.findIndex((k) => k.roof === r.roof && same(k, r));
+      if (i < 0) kept.push(r);
+      else if (better(r, kept[i])) kept[i] = r;
     }
-    return [...kept.values()];
+    return kept;
   };
-  const uniqueRoofLabels = once(roofLabels, (a, b) => a.intensity > b.intensity);
-  const uniqueRidges = once(ridges, () => false);
-  const uniqueSlopeLabels = once(slopeLabels, (a, b) => a.intensity < b.intensity);
+  const uniqueRoofLabels = once(
+    roofLabels,
+    (a, b) => near(a.gflops, b.gflops),
+    (a, b) => a.intensity > b.intensity,
+  );
+  const uniqueRidges = once(
+    ridges,
+    (a, b) => near(a.gflops, b.gflops) && near(a.intensity, b.intensity),
+  );
+  const uniqueSlopeLabels = once(
+    slopeLabels,
+    (a, b) => near(a.gflops / a.intensity, b.gflops / b.intensity),
+    (a, b) => a.intensity < b.intensity,
+  );
 
   // Decades on x; on y from a decade up to just above the highest roof or point, fixed here so
   // label placement knows where points land.
