@@ -542,3 +542,32 @@ Deno.test("roofline: labels in one column never overlap", async () => {
     for (let i = 1; i < ys.length; i++) assert.ok(ys[i] - ys[i - 1] > 0.05, `${ys}`);
   }
 });
+
+Deno.test("roofline: two runs of one device and day stay two runs, their shared roofs labelled once", async () => {
+  const recorded = await loadRecord(new URL(`../data/runs/${H200_RECORDS[0]}`, import.meta.url));
+  // A live run beside it: same device and day, its bandwidth 2% off, its peers at their places.
+  const live = structuredClone(recorded);
+  live.ceilings = { ...recorded.ceilings!, bandwidthGBs: recorded.ceilings!.bandwidthGBs * 1.02 };
+  const spec = rooflineChart([recorded, live]).spec as {
+    layer: {
+      mark: { type: string; filled?: boolean };
+      data: { values: Record<string, unknown>[] };
+    }[];
+  };
+  const pointLayers = spec.layer.filter((l) =>
+    l.mark.type === "point" && l.data.values.some((v) => "role" in v)
+  );
+  assert.equal(pointLayers.length, 2, "filled and hollow points");
+  assert.deepEqual(pointLayers.map((l) => l.mark.filled), [true, false], "filled, then hollow");
+  const [first, second] = pointLayers.map((l) => new Set(l.data.values.map((v) => v.source)));
+  assert.equal(first.size, 1);
+  assert.ok(!second.has([...first][0]), "each layer holds one run's points, not both");
+  const texts = spec.layer.filter((l) => l.mark.type === "text")
+    .flatMap((l) => l.data.values.map((v) => v.text)).filter(Boolean) as string[];
+  for (const pattern of [/^ridge /, /GB\/s$/, /^FP32 /]) {
+    assert.equal(texts.filter((t) => pattern.test(t)).length, 1, `one label like ${pattern}`);
+  }
+  const tags = spec.layer.filter((l) => l.mark.type === "text")
+    .flatMap((l) => l.data.values.map((v) => v.tag)).filter(Boolean);
+  assert.equal(tags.filter((t) => t === "cuBLAS").length, 1, "a peer named once");
+});
