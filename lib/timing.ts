@@ -149,7 +149,7 @@ async function timeWithTimestamps(
  * Encode `count` timestamped passes and submit them now; the promise resolves to each pass's
  * GPU time in ms once the results are read back.
  */
-async function submitTimestamped(
+export async function submitTimestamped(
   gpu: Gpu,
   encode: (pass: GPUComputePassEncoder) => void,
   count: number,

@@ -10,13 +10,13 @@
  * Each product is validated against the float64 reference first. Phase boundaries are printed
  * with wall-clock times, to line up with the clock log.
  */
-import { acquireGpu, orLost } from "../../lib/gpu.ts";
+import { acquireGpu } from "../../lib/gpu.ts";
 import { freshSeed, randomMatrix, sampleRows, type Shape, shapeLabel } from "../../lib/matrix.ts";
 import { validateProduct } from "../../lib/measure.ts";
 import { openCublas } from "../../lib/peers/cublas.ts";
 import { findKernel } from "../../lib/registry.ts";
 import { BoundProblem, kernelParams, prepareKernel } from "../../lib/runner.ts";
-import { median, summarize, timePasses, type Timing } from "../../lib/timing.ts";
+import { median, submitTimestamped, summarize, timePasses, type Timing } from "../../lib/timing.ts";
 
 const gpu = await acquireGpu();
 const out = Deno.args[0] ?? "/tmp/clock-probe.json";
@@ -26,37 +26,8 @@ const idle = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The records' earlier timer: 64 passes per submit, read back before the next submit. */
 async function gapped(encode: (p: GPUComputePassEncoder) => void): Promise<Timing> {
-  const batch = async (count: number) => {
-    const qs = gpu.device.createQuerySet({ type: "timestamp", count: 2 * count });
-    const resolve = gpu.device.createBuffer({
-      size: 16 * count,
-      usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC,
-    });
-    const rb = gpu.device.createBuffer({
-      size: 16 * count,
-      usage: GPUBufferUsage.COPY_DST | GPUBufferUsage.MAP_READ,
-    });
-    const enc = gpu.device.createCommandEncoder();
-    for (let i = 0; i < count; i++) {
-      const pass = enc.beginComputePass({
-        timestampWrites: {
-          querySet: qs,
-          beginningOfPassWriteIndex: 2 * i,
-          endOfPassWriteIndex: 2 * i + 1,
-        },
-      });
-      encode(pass);
-      pass.end();
-    }
-    enc.resolveQuerySet(qs, 0, 2 * count, resolve, 0);
-    enc.copyBufferToBuffer(resolve, 0, rb, 0, 16 * count);
-    gpu.device.queue.submit([enc.finish()]);
-    await orLost(gpu, rb.mapAsync(GPUMapMode.READ));
-    const t = new BigUint64Array(rb.getMappedRange().slice(0));
-    rb.unmap();
-    [qs, resolve, rb].forEach((x) => x.destroy());
-    return Array.from({ length: count }, (_, i) => Number(t[2 * i + 1] - t[2 * i]) / 1e6);
-  };
+  // One submit at a time: read back before the next is queued.
+  const batch = (count: number) => submitTimestamped(gpu, encode, count);
   // Its warm-up: at least 300 ms of GPU work and two batches within 3%, at most 12 batches.
   let size = 3, spent = 0, previous = Infinity, estimate = 0;
   for (let round = 0; round < 12; round++) {
