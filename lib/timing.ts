@@ -103,10 +103,12 @@ async function timeWithTimestamps(
   encode: (pass: GPUComputePassEncoder) => void,
   opts: TimingOptions,
 ): Promise<Timing> {
-  const submit = (passes: number): Submit => ({
-    passes,
-    times: submitTimestamped(gpu, encode, passes),
-  });
+  const submit = (passes: number): Submit => {
+    const times = submitTimestamped(gpu, encode, passes);
+    // Read only after the submit before it: a failure here must wait for that, not go unhandled.
+    times.catch(() => {});
+    return { passes, times };
+  };
   const warmMs = opts.warmMs ?? 300;
   let inFlight: Submit | undefined = submit(Math.max(1, opts.warmup ?? 3));
   let queued: Submit | undefined;
