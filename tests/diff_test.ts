@@ -152,11 +152,18 @@ Deno.test("every step 03-14 has the previous kernel it changes, and differs from
   assert.equal(pairs.coalesce, "naive");
   assert.equal(pairs.generated, "autotune");
   assert.equal(pairs.shapes, "generated");
-  assert.equal(pairs.f16, "double_buffer");
+  assert.equal(pairs.f16, "generated");
   // A generated step is compared with its generated predecessor at the same parameters.
   const { from, to } = await changeSources("shapes");
   assert.match(from!.source, /12_generated\/generate\.ts \(.*BK=16.*\)/);
   assert.match(to.source, /13_shapes\/plans\.ts \(.*SLICES=2.*\)/);
+  // 14 is 12's generator in f16 at the same parameters: only the precision changes.
+  const half = await changeSources("f16");
+  const changed = kernelDiff(half.from!.text, half.to.text).flatMap((h) => h.lines)
+    .filter((l) => l.kind !== "same").map((l) => l.text).join("\n");
+  assert.match(changed, /enable f16;/);
+  assert.match(changed, /h00 \+= a0_0\.x \* b0_0;/);
+  assert.doesNotMatch(changed, /BK=|BM=/, "the parameters do not change");
 });
 
 Deno.test("the first step has no previous kernel; showChange shows it whole", async () => {

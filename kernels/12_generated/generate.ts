@@ -54,6 +54,13 @@ export interface GeneratedParams {
    * the whole K, C written directly; the text is then exactly step 12's.
    */
   SPLIT_K?: number;
+  /**
+   * Precision (step 14 and its storage variant): 0 or absent, f32 throughout (step 12); 1, A, B
+   * and C stored as f16, widened to f32 as they are loaded (tiles and multiply-adds in f32);
+   * 2, f16 tiles and packed f16 multiply-adds, each tile's BK-long f16 sums added into f32
+   * accumulators. f16 matrices are read one element at a time (no padding: any M, K, N).
+   */
+  F16?: number;
 }
 
 /** Every transform on: the step's kernel. */
@@ -91,6 +98,8 @@ export function whyInvalid(p: GeneratedParams): string | undefined {
     ],
     [p.UNROLL === 1 || p.AHEAD === 0, "AHEAD reorders the written-out loop: it needs UNROLL"],
     [!p.SPLIT_K || p.SPLIT_K === 1, "SPLIT_K must be 0 or 1"],
+    [[undefined, 0, 1, 2].includes(p.F16), "F16 must be 0, 1 or 2"],
+    [!(p.F16 && p.SPLIT_K), "split K is written for f32 only"],
   ];
   return rules.find(([ok]) => !ok)?.[1];
 }
@@ -111,6 +120,7 @@ export function generateWgsl(p: GeneratedParams): string {
     p.NESTED,
     p.LITERAL_BUFFER,
     p.SPLIT_K ?? 0,
+    p.F16 ?? 0,
   ]);
   let text = cache.get(key);
   if (text === undefined) {
@@ -167,6 +177,8 @@ function tileIndex(
  */
 export function tileBody(p: GeneratedParams, buf: Index, indent = "      "): string {
   const vecs = p.TN / 4;
+  // Packed f16 multiply-adds go into the tile's f16 sums `h`, f32 ones into the accumulators.
+  const sum = p.F16 === 2 ? "h" : "c";
   const read = (k: Index, tag: string, pad = indent) =>
     [
       `let a0${tag} = ${tileIndex(p, "As", buf, k, "a0At")};`,
@@ -179,7 +191,7 @@ export function tileBody(p: GeneratedParams, buf: Index, indent = "      "): str
   const fma = (tag: string, pad = indent) =>
     Array.from({ length: ROWS }, (_, r) => {
       const a = `a${r >> 2}${tag}.${"xyzw"[r & 3]}`;
-      return pad + Array.from({ length: vecs }, (_, j) => `c${r}${j} += ${a} * b${j}${tag};`)
+      return pad + Array.from({ length: vecs }, (_, j) => `${sum}${r}${j} += ${a} * b${j}${tag};`)
         .join(" ");
     }).join("\n");
   if (!p.UNROLL) {
@@ -204,7 +216,63 @@ export function tileBody(p: GeneratedParams, buf: Index, indent = "      "): str
   return out.join("\n");
 }
 
+/** The header line each precision adds to the kernel's comment. */
+const PRECISION_NOTE = {
+  1: "// F16=1: A, B and C hold f16; the loads widen them to f32, tiles and multiply-adds are f32.",
+  2: "// F16=2: A, B, C and the tiles hold f16; a tile's multiply-adds run on vec4<f16> into f16\n" +
+    "// sums, added into the f32 accumulators after each tile, so the rounding does not grow with K.",
+} as const;
+
+/** One f16 sum per f32 accumulator, zeroed at the start of each tile (F16=2). */
+const f16Sums = (p: GeneratedParams) =>
+  lines(ROWS, (r) =>
+    "        " +
+    Array.from({ length: p.TN / 4 }, (_, j) => `var h${r}${j} = vec4<f16>(0.0h);`).join(" "));
+
+/** The tile's f16 sums added into the f32 accumulators (F16=2). */
+const f16Flush = (p: GeneratedParams) =>
+  lines(ROWS, (r) =>
+    "        " +
+    Array.from({ length: p.TN / 4 }, (_, j) => `c${r}${j} += vec4<f32>(h${r}${j});`).join(" "));
+
+/**
+ * loadA and loadB for f16 matrices: four elements read one by one, so K and N need no padding;
+ * an element outside the matrix reads the zero the runner keeps after the data (the address is
+ * selected, not the value). `tileVec` is what the tiles hold: the f16 vec4 is widened for f32.
+ */
+function f16Loads(p: GeneratedParams, tileVec: string): string {
+  const wrap = (e: string) => p.F16 === 2 ? e : `${tileVec}(${e})`;
+  const four = (m: "A" | "B", inside: (i: string) => string) =>
+    wrap(
+      `vec4<f16>(\n${
+        lines(4, (i) => {
+          const plus = i ? ` + ${i}u` : "";
+          return `    ${m}[select(last, at${plus}, ${inside(plus)})],`;
+        })
+      }\n  )`,
+    );
+  return `// Four k values of row \`row\` of A, from column \`k\`.
+fn loadA(row: u32, k: u32) -> ${tileVec} {
+  let at = row * dims.K + k;
+  let last = arrayLength(&A) - 1u;
+  let inRow = row < dims.M;
+  return ${four("A", (plus) => `inRow && k${plus} < dims.K`)};
+}
+
+// Four columns of row \`k\` of B, from column \`col\`.
+fn loadB(k: u32, col: u32) -> ${tileVec} {
+  let at = k * dims.N + col;
+  let last = arrayLength(&B) - 1u;
+  let inK = k < dims.K;
+  return ${four("B", (plus) => `inK && col${plus} < dims.N`)};
+}
+`;
+}
+
 function emit(p: GeneratedParams): string {
+  const f16 = (p.F16 ?? 0) > 0;
+  // What the tiles hold: f16 for packed f16 arithmetic, else f32.
+  const tileVec = p.F16 === 2 ? "vec4<f16>" : "vec4<f32>";
   const threads = invocations(p);
   const loads = loadsPerInvocation(p);
   const vecs = p.TN / 4;
@@ -224,14 +292,16 @@ function emit(p: GeneratedParams): string {
       // Tile t + 1 into registers while tile t (buffer ${buf}) is multiplied.
       let k1 = (t + 1u) * ${p.BK}u;
       let hasNext = t + 1u < tiles;
-${lines(loads.a, (j) => `      var la${j}: vec4<f32>;`)}
-${lines(loads.b, (j) => `      var lb${j}: vec4<f32>;`)}
+${lines(loads.a, (j) => `      var la${j}: ${tileVec};`)}
+${lines(loads.b, (j) => `      var lb${j}: ${tileVec};`)}
       if (hasNext) {
 ${lines(loads.a, (j) => `        la${j} = loadA(m0 + aRow + ${j * aRowStep}u, k1 + aCol);`)}
 ${lines(loads.b, (j) => `        lb${j} = loadB(k1 + bRow + ${j * bRowStep}u, n0 + bCol);`)}
       }
       if (computes) {
-${tileBody(p, buf, "        ")}
+${p.F16 === 2 ? f16Sums(p) + "\n" : ""}${tileBody(p, buf, "        ")}${
+      p.F16 === 2 ? "\n" + f16Flush(p) : ""
+    }
       }
       if (hasNext) {
 ${lines(loads.a, (j) => `        stashA(${u(other)}, aRow + ${j * aRowStep}u, aCol, la${j});`)}
@@ -261,11 +331,13 @@ ${half("cur", "other")}
   const split = p.SPLIT_K === 1;
   const store = (r: number, j: number) =>
     `store(r${r >> 2} + ${r & 3}u, col0 + ${32 * j}u, c${r}${j});`;
-  return `// Step 12 (generated): ${p.BM} x ${p.BN} tiles of C, k tiles of ${p.BK}, 8 x ${p.TN} outputs
+  return `${f16 ? "enable f16;\n\n" : ""}// ${
+    f16 ? "Step 12's kernel in f16" : "Step 12 (generated)"
+  }: ${p.BM} x ${p.BN} tiles of C, k tiles of ${p.BK}, 8 x ${p.TN} outputs
 // per invocation, ${threads} invocations. Written by kernels/12_generated/generate.ts for
 // BM=${p.BM} BN=${p.BN} BK=${p.BK} TN=${p.TN} PAD=${p.PAD} GROUP_M=${p.GROUP_M} AHEAD=${p.AHEAD}.${
     split ? "\n// Split K: workgroup z sums slice z of K into partial C number z (SPLIT_K=1)." : ""
-  }
+  }${f16 ? "\n" + PRECISION_NOTE[p.F16 as 1 | 2] : ""}
 
 struct Dims {
   M: u32,
@@ -275,10 +347,17 @@ struct Dims {
   ldc: u32,
 }
 
-// Out-of-bounds loads read the zero vec4 the runner keeps after A's and B's data.
+${
+    f16
+      ? `// Out-of-bounds loads read a zero the runner keeps after A's and B's data.
+@group(0) @binding(0) var<storage, read> A: array<f16>;
+@group(0) @binding(1) var<storage, read> B: array<f16>;
+@group(0) @binding(2) var<storage, read_write> C: array<f16>;`
+      : `// Out-of-bounds loads read the zero vec4 the runner keeps after A's and B's data.
 @group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read> B: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read_write> C: array<f32>;
+@group(0) @binding(2) var<storage, read_write> C: array<f32>;`
+  }
 @group(0) @binding(3) var<uniform> dims: Dims;
 ${
     split
@@ -293,32 +372,34 @@ var<private> cBase: u32;
 // [buffer][k row][vec4 column]: A transposed (its columns are rows of C), B as it is.
 ${
     p.NESTED
-      ? `var<workgroup> As: array<array<array<vec4<f32>, ${as}>, ${p.BK}>, 2>;
-var<workgroup> Bs: array<array<array<vec4<f32>, ${bn4}>, ${p.BK}>, 2>;`
-      : `var<workgroup> As: array<vec4<f32>, ${2 * p.BK * as}>;
-var<workgroup> Bs: array<vec4<f32>, ${2 * p.BK * bn4}>;`
+      ? `var<workgroup> As: array<array<array<${tileVec}, ${as}>, ${p.BK}>, 2>;
+var<workgroup> Bs: array<array<array<${tileVec}, ${bn4}>, ${p.BK}>, 2>;`
+      : `var<workgroup> As: array<${tileVec}, ${2 * p.BK * as}>;
+var<workgroup> Bs: array<${tileVec}, ${2 * p.BK * bn4}>;`
   }
 
-// Four k values of row \`row\` of A, from column \`k\`.
+${
+    f16 ? f16Loads(p, tileVec) : `// Four k values of row \`row\` of A, from column \`k\`.
 fn loadA(row: u32, k: u32) -> vec4<f32> {
 ${
-    split
-      ? "  return A[select(arrayLength(&A) - 1u, (row * dims.K + kBegin + k) / 4u, row < dims.M && kBegin + k < kEnd)];"
-      : "  return A[select(arrayLength(&A) - 1u, (row * dims.K + k) / 4u, row < dims.M && k < dims.K)];"
-  }
+      split
+        ? "  return A[select(arrayLength(&A) - 1u, (row * dims.K + kBegin + k) / 4u, row < dims.M && kBegin + k < kEnd)];"
+        : "  return A[select(arrayLength(&A) - 1u, (row * dims.K + k) / 4u, row < dims.M && k < dims.K)];"
+    }
 }
 
 // Four columns of row \`k\` of B, from column \`col\`.
 fn loadB(k: u32, col: u32) -> vec4<f32> {
 ${
-    split
-      ? "  return B[select(arrayLength(&B) - 1u, ((kBegin + k) * dims.N + col) / 4u, kBegin + k < kEnd && col < dims.N)];"
-      : "  return B[select(arrayLength(&B) - 1u, (k * dims.N + col) / 4u, k < dims.K && col < dims.N)];"
-  }
+      split
+        ? "  return B[select(arrayLength(&B) - 1u, ((kBegin + k) * dims.N + col) / 4u, kBegin + k < kEnd && col < dims.N)];"
+        : "  return B[select(arrayLength(&B) - 1u, (k * dims.N + col) / 4u, k < dims.K && col < dims.N)];"
+    }
 }
-
+`
+  }
 // Row \`row\`, columns k..k+3 of the A tile go to k rows k..k+3 of the transposed tile.
-fn stashA(buf: u32, row: u32, k: u32, v: vec4<f32>) {
+fn stashA(buf: u32, row: u32, k: u32, v: ${tileVec}) {
   let at = row / 4u;
   let lane = row % 4u;
 ${
@@ -328,10 +409,10 @@ ${
 }
 
 // Four scalar stores: a row of the unpadded C need not start on a 16-byte boundary.
-fn store(row: u32, col: u32, v: vec4<f32>) {
+fn store(row: u32, col: u32, ${f16 ? "sum: vec4<f32>" : "v: vec4<f32>"}) {
   if (row >= dims.M) {
     return;
-  }
+  }${f16 ? "\n  let v = vec4<f16>(sum);" : ""}
   let at = ${split ? "cBase + " : ""}row * dims.ldc + col;
   if (col + 3u < dims.ldc) {
     C[at] = v.x;

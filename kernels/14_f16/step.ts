@@ -1,21 +1,41 @@
-/** f16: 10's kernel with f16 storage and packed f16 multiply-adds, and its storage-only variant. */
+/**
+ * f16: step 12's generated kernel in half precision (generate.ts with F16=2), and its
+ * storage-only variant (F16=1). Same tiles, mapping, written-out loop and launch order as 12;
+ * only the element type of the matrices, the tiles and the multiply-adds changes.
+ */
 import { tiledModel } from "../../lib/kernels/cost.ts";
-import { type KernelSpec, stepLayout, variantLayout } from "../../lib/kernels/spec.ts";
-import { ANY, paddedTileBytes } from "../../lib/kernels/tiling.ts";
-import { step as doubleBuffer } from "../10_double_buffer/step.ts";
+import { type KernelSpec, type Params, stepLayout, variantLayout } from "../../lib/kernels/spec.ts";
+import { ANY } from "../../lib/kernels/tiling.ts";
+import { generateWgsl } from "../12_generated/generate.ts";
+import { generatedParams, step as generated } from "../12_generated/step.ts";
 
 const layout = stepLayout(import.meta.url);
 
+/** Workgroup bytes of both buffers of the A and B tiles at `bytes` per element. */
+const tileBytes = (p: Params, bytes: number) =>
+  2 * (p.BK * (p.BM + 4 * p.PAD) + p.BK * p.BN) * bytes;
+
 export const step: KernelSpec = {
-  ...doubleBuffer,
+  ...generated,
   ...layout,
+  file: generated.file,
   title: "f16",
-  idea: "f16 storage and packed f16 multiply-adds per tile, flushed to f32; its own accuracy.",
+  idea: "12's kernel with f16 storage and packed f16 multiply-adds per tile, flushed to f32.",
+  generate: (p) => generateWgsl({ ...generatedParams(p), F16: 2 }),
   // BK 16: f16 tiles are half the size, and a deeper tile halves the barriers per FMA.
-  params: { BM: 128, BN: 128, BK: 16, PAD: 1 },
-  space: undefined,
-  // f16 tiles: half the workgroup bytes of the f32 kernel.
-  workgroupStorageBytes: (p) => paddedTileBytes(p),
+  params: { ...generated.params, BK: 16 },
+  // f16 tiles take half the bytes of 12's, so BK 32 fits beside the big tiles 12 searches.
+  // GROUP_M stays 1, 12's H200 winner.
+  space: {
+    BM: [128, 256],
+    BN: [128, 256],
+    BK: [16, 32],
+    TN: [8, 16],
+    AHEAD: [0, 1],
+    LITERAL_BUFFER: [0, 1],
+  },
+  workgroupStorageBytes: (p) => tileBytes(p, 2),
+  // f16 elements are read one at a time with bounds checks: any M, K and N, no padding.
   align: () => ANY,
   // The edge-strip kernel reads f32; the f16 kernels keep their bounds-checked edge tiles.
   edgeStrips: false,
@@ -23,30 +43,34 @@ export const step: KernelSpec = {
   requiredFeatures: ["shader-f16"],
   precision: "f16",
   // Inputs and output rounded to f16 (unit roundoff 2^-11 ~ 4.9e-4) plus BK-long f16 partial
-  // sums: measured 5.5e-4 to 6.9e-4 on the H200 at 4096 and 8192. Over a handful of outputs the
-  // error norm has a heavy tail (a small ||C|| from cancellation divides it): at 1 x 257 x 3 on
-  // lavapipe, 150 seeds gave a median of 7.0e-4 and a maximum of 3.9e-3, and one test saw 6.6e-3.
-  // 1e-2 passes that tail; a wrong result is off by ~1 (or NaN).
+  // sums: a relative error norm of a few 1e-4 on large products (each run records its own).
+  // Over a handful of outputs the norm has a heavy tail (a small ||C|| from cancellation
+  // divides it): at 1 x 257 x 3 (a shape tests/kernels_test.ts runs) a few 1e-3. 1e-2 passes
+  // that tail; a wrong result is off by ~1 (or NaN).
   tolerance: 1e-2,
   knob: {
     name: "BK",
-    why: "f16 tiles take half the bytes, so a 16-deep tile fits where 10 keeps 8; BK is also " +
-      "how many f16 multiply-adds each partial sum runs before it is added to f32: compare the " +
-      "relative errors as well as the speed.",
-    points: [8, 16].map((BK) => ({ BK })),
+    why: "BK is how many f16 multiply-adds each partial sum runs before it is added to f32, " +
+      "and how often the workgroup meets at a barrier: compare the relative errors as well as " +
+      "the speed.",
+    points: [8, 16, 32].map((BK) => ({ BK })),
   },
 };
 
-/** f16 storage only (f32 arithmetic): half the bytes, but bytes were never the limit. */
+/** f16 storage only (f32 tiles and arithmetic): half the bytes, but bytes were never the limit. */
 export const storage: KernelSpec = {
   ...step,
-  ...variantLayout(layout, "storage", "storage.wgsl"),
+  ...variantLayout(layout, "storage"),
+  file: generated.file,
   title: "f16 storage, f32 math",
   idea: "Only the storage in f16: the bytes halve, but bytes were not what limited the kernel.",
-  params: doubleBuffer.params,
-  workgroupStorageBytes: (p) => 2 * paddedTileBytes(p),
-  // Inputs and output rounded to f16: measured 3.3e-4 on the H200 at 4096 and 8192; at
-  // 1 x 257 x 3 on lavapipe (150 seeds) median 3.5e-4, maximum 2.5e-3 (see f16's tail).
+  generate: (p) => generateWgsl({ ...generatedParams(p), F16: 1 }),
+  params: { ...step.params },
+  space: undefined,
+  deviceTuned: false,
+  workgroupStorageBytes: (p) => tileBytes(p, 4),
+  // Inputs and output rounded to f16, sums in f32: about half of f16's error, with the same tail.
   tolerance: 5e-3,
+  knob: undefined,
   demo: true,
 };

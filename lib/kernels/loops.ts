@@ -285,7 +285,7 @@ function vec4Loop(
     ...o.bAt.map((at) => vec4Read("Bs", p.BN / 4, at, vec)),
   ];
   const la = copies((p.BM * p.BK) / 4, o.threads), lb = copies((p.BK * p.BN) / 4, o.threads);
-  // f16 loads its vec4s as four scalars (kernels/14_f16/kernel.wgsl, loadA and loadB).
+  // f16 loads its vec4s as four scalars (kernels/12_generated/generate.ts, f16Loads).
   const loadsPerVec = element === F32 ? 1 : 4;
   const f16 = element !== F32;
   return {
@@ -300,8 +300,8 @@ function vec4Loop(
     ],
     globalLoads: loadsPerVec * (la + lb),
     barriers: o.barriers,
-    // f16 flushes its 8 x 8 f16 sums into the f32 accumulators once per tile: 64 adds.
-    other: f16 ? 64 : 0,
+    // f16 flushes its 8 x TN f16 sums into the f32 accumulators once per tile.
+    other: f16 ? 8 * o.tn : 0,
     registers: registers(8 * o.tn, reads, (la + lb) * (vec / F32)),
   };
 }
@@ -336,7 +336,7 @@ function bankConflicts(p: Params): TileLoop {
 
 /**
  * 09-14: a subgroup's 32 x 8*TN block; A vec4s wy*8 + ly (+4), B vec4s wx*2*TN + lx + 8j.
- * `barriers`: 2 per tile in 09, 1 with double buffering; `element` 2 for 14's f16.
+ * `barriers`: 2 per tile in 09, 1 with double buffering; `element` 2 for 14's f16 tiles.
  */
 function subgroupTiles(p: Params, tn: number, barriers: number, element?: 2 | 4): TileLoop {
   const threads = (p.BM / 8) * (p.BN / tn);
@@ -389,7 +389,8 @@ export function tileLoop(name: string, p: Params, s: Shape): TileLoop | undefine
       // The matrix-vector plan is kernels/13_shapes/gemv.ts, whose loop is not described here.
       return p.PLAN === PLAN_GEMV ? undefined : subgroupTiles(p, p.TN, 1);
     case "f16":
-      return subgroupTiles(p, 8, 1, 2);
+      // 12's generated loop with f16 tiles (generate.ts, F16=2).
+      return subgroupTiles(p, p.TN, 1, 2);
     default:
       return undefined;
   }

@@ -1,6 +1,6 @@
 /**
  * Step 14: two f16 values packed in one 32-bit register, and one packed multiply-add doing two
- * of the kernel's multiply-adds (kernels/14_f16/kernel.wgsl: `h00 += a0.x * b0` on vec4<f16>,
+ * of the kernel's multiply-adds (12's generator with F16=2: `h00 += a0_0.x * b0_0` on vec4<f16>,
  * flushed into f32 accumulators after each BK-deep tile).
  */
 import { type FigureContext, paramList, stepHeading } from "./context.ts";
