@@ -63,8 +63,16 @@ export interface GeneratedParams {
   F16?: number;
 }
 
-/** Every transform on: the step's kernel. */
+/** Every transform on. */
 export const ALL_TRANSFORMS = { UNROLL: 1, NESTED: 1, LITERAL_BUFFER: 1 } as const;
+
+/**
+ * The step's defaults: the loop written out over nested tiles, the buffer a tile reads `t % 2`.
+ * The literal buffer takes the last clamps out of the loop but doubles the loop's text (two
+ * tiles per trip); on the H200 it ran slower at each of the search's 12 fastest points (45 889
+ * against 41 721 GFLOP/s at 128 x 256 x 16, TN 16, at 4096), so it is left to the search.
+ */
+export const STEP_TRANSFORMS = { UNROLL: 1, NESTED: 1, LITERAL_BUFFER: 0 } as const;
 
 /** Rows of C per invocation: two vec4s of A, at row offsets 0 and 16 of the subgroup's block. */
 const ROWS = 8;

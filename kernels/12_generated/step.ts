@@ -6,7 +6,13 @@
  */
 import { type KernelSpec, type Params, stepLayout } from "../../lib/kernels/spec.ts";
 import { step as autotuned } from "../11_autotune/step.ts";
-import { ALL_TRANSFORMS, type GeneratedParams, generateWgsl, whyInvalid } from "./generate.ts";
+import {
+  ALL_TRANSFORMS,
+  type GeneratedParams,
+  generateWgsl,
+  STEP_TRANSFORMS,
+  whyInvalid,
+} from "./generate.ts";
 
 /** The generator's parameters out of the runner's (missing ones take the defaults). */
 export const generatedParams = (p: Params): GeneratedParams => ({ ...DEFAULTS, ...p });
@@ -19,7 +25,7 @@ const DEFAULTS: GeneratedParams = {
   PAD: 0,
   GROUP_M: 1,
   AHEAD: 0,
-  ...ALL_TRANSFORMS,
+  ...STEP_TRANSFORMS,
 };
 
 const layout = stepLayout(import.meta.url);

@@ -39,7 +39,7 @@ import { ceilDiv, type LaunchPlan, launchPlan, type LaunchSpec } from "../../lib
 import { type KernelSpec, type Params, stepLayout } from "../../lib/kernels/spec.ts";
 import type { Shape } from "../../lib/matrix.ts";
 import { loadTuning, tunedParams, type TuningRecord } from "../../lib/tuning.ts";
-import { ALL_TRANSFORMS, type GeneratedParams, invocations } from "../12_generated/generate.ts";
+import { type GeneratedParams, invocations, STEP_TRANSFORMS } from "../12_generated/generate.ts";
 import { step as generated } from "../12_generated/step.ts";
 import { GEMV_COLUMNS, GEMV_K_LANES, GEMV_MAX_ROWS } from "./gemv.ts";
 
@@ -277,7 +277,7 @@ export function candidates(s: Shape, device: DeviceSummary, tuning?: TuningRecor
     invocations(p) <= (device.limits.maxComputeInvocationsPerWorkgroup ?? Infinity);
   const out: Candidate[] = [];
   for (const c of configs) {
-    const config: GeneratedParams = { ...c, PAD: 0, ...knobs, ...ALL_TRANSFORMS };
+    const config: GeneratedParams = { ...c, PAD: 0, ...knobs, ...STEP_TRANSFORMS };
     if (!fits(config)) continue;
     for (const n of slicesFor(config.BK)) out.push(tilePlan(s, config, n, dev));
   }

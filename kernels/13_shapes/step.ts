@@ -7,7 +7,7 @@
  */
 import { type KernelSpec, type Params, stepLayout } from "../../lib/kernels/spec.ts";
 import { need } from "../../lib/kernels/tiling.ts";
-import { ALL_TRANSFORMS } from "../12_generated/generate.ts";
+import { STEP_TRANSFORMS } from "../12_generated/generate.ts";
 import { generatedParams, step as generated } from "../12_generated/step.ts";
 import { generateWgsl, invocations, whyInvalid } from "../12_generated/generate.ts";
 import {
@@ -31,7 +31,7 @@ const DEFAULTS: Params = {
   PAD: 0,
   GROUP_M: 8,
   AHEAD: 0,
-  ...ALL_TRANSFORMS,
+  ...STEP_TRANSFORMS,
 };
 
 /** The most slices of K a launch may have. */

@@ -23,7 +23,7 @@ import {
   TILE_CONFIGS,
   waves,
 } from "../../../kernels/13_shapes/plans.ts";
-import { ALL_TRANSFORMS } from "../../../kernels/12_generated/generate.ts";
+import { STEP_TRANSFORMS } from "../../../kernels/12_generated/generate.ts";
 import { type Cell, fmt, showNote, showTable } from "../format.ts";
 import { kernel } from "../kernels.ts";
 import { newestGpuRun } from "../recorded.ts";
@@ -52,7 +52,7 @@ export const MODEL_DEVICE: DeviceSummary = {
  */
 export async function showWaves(device: DeviceSummary = MODEL_DEVICE): Promise<void> {
   const model = deviceModel(device);
-  const big = { ...TILE_CONFIGS[0], PAD: 0, GROUP_M: 8, AHEAD: 0, ...ALL_TRANSFORMS };
+  const big = { ...TILE_CONFIGS[0], PAD: 0, GROUP_M: 8, AHEAD: 0, ...STEP_TRANSFORMS };
   const bigResident = residentPerSm(big);
   const rows: Cell[][] = SHAPE_SUITE.map((s) => {
     const plan = planLaunchPlan(s, { ...big, PLAN: PLAN_TILES, SLICES: 1 });
