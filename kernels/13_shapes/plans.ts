@@ -244,12 +244,26 @@ function gemvPlan(s: Shape, slices: number, dev: DeviceModel): Candidate {
 /** The most rows for which the matrix-vector plan is a candidate (two row blocks of 16). */
 const GEMV_MAX_M = 2 * GEMV_MAX_ROWS;
 
-/** Step 12's tuned launch order and look-ahead on this device, else its defaults. */
-function generatedKnobs(device: DeviceSummary): Pick<GeneratedParams, "GROUP_M" | "AHEAD"> {
-  const tuned = tunedParams(device, "generated");
+type Schedule = Pick<GeneratedParams, "GROUP_M" | "AHEAD" | "LITERAL_BUFFER">;
+type Tile = Pick<GeneratedParams, "BM" | "BN" | "BK" | "TN">;
+
+/**
+ * How a tile's loop is scheduled (launch order, look-ahead, the buffer a tile reads): the
+ * fastest schedule step 12's search on this device measured for this tile, else 12's tuned
+ * choice, else its defaults. A plan chooses the tile and the slices; the schedule is 12's.
+ */
+function scheduleFor(device: DeviceSummary, tile: Tile): Schedule {
+  const sameTile = (loadTuning(device, "generated")?.trials ?? [])
+    .filter((t) =>
+      t.validated && t.gflops !== undefined &&
+      (["BM", "BN", "BK", "TN"] as const).every((k) => t.params[k] === tile[k])
+    )
+    .sort((a, b) => b.gflops! - a.gflops!);
+  const from = sameTile[0]?.params ?? tunedParams(device, "generated") ?? generated.params;
   return {
-    GROUP_M: tuned?.GROUP_M ?? generated.params.GROUP_M,
-    AHEAD: tuned?.AHEAD ?? generated.params.AHEAD,
+    GROUP_M: from.GROUP_M ?? generated.params.GROUP_M,
+    AHEAD: from.AHEAD ?? generated.params.AHEAD,
+    LITERAL_BUFFER: from.LITERAL_BUFFER ?? generated.params.LITERAL_BUFFER,
   };
 }
 
@@ -260,7 +274,6 @@ function generatedKnobs(device: DeviceSummary): Pick<GeneratedParams, "GROUP_M" 
  */
 export function candidates(s: Shape, device: DeviceSummary, tuning?: TuningRecord): Candidate[] {
   const dev = deviceModel(device, tuning);
-  const knobs = generatedKnobs(device);
   const tuned = tunedParams(device, "generated");
   const configs = [...TILE_CONFIGS];
   if (
@@ -277,7 +290,12 @@ export function candidates(s: Shape, device: DeviceSummary, tuning?: TuningRecor
     invocations(p) <= (device.limits.maxComputeInvocationsPerWorkgroup ?? Infinity);
   const out: Candidate[] = [];
   for (const c of configs) {
-    const config: GeneratedParams = { ...c, PAD: 0, ...knobs, ...STEP_TRANSFORMS };
+    const config: GeneratedParams = {
+      ...c,
+      PAD: 0,
+      ...STEP_TRANSFORMS,
+      ...scheduleFor(device, c),
+    };
     if (!fits(config)) continue;
     for (const n of slicesFor(config.BK)) out.push(tilePlan(s, config, n, dev));
   }
@@ -315,8 +333,11 @@ export function pickPlan(s: Shape, device: DeviceSummary): PlanChoice {
   const all = candidates(s, device, tuning);
   const won = tuning?.perShape?.find((w) => shapeClass(w.shape) === shapeClass(s));
   if (won) {
+    // The per-shape search chose the plan (tile and slices); its loop is scheduled as step 12's
+    // current tuning says, like every model-picked plan's.
     const params = { ...won.params };
     if (params.PLAN === PLAN_GEMV) params.BM = gemvRows(s.m);
+    else Object.assign(params, STEP_TRANSFORMS, scheduleFor(device, params as Tile));
     if (params.PLAN !== PLAN_GEMV || s.m <= GEMV_MAX_M) {
       const same = all.find((c) => sameParams(c.params, params));
       return { params, kind: planKind(params), from: "tuned", waves: same?.waves ?? all[0].waves };
