@@ -19,9 +19,9 @@ export const step: KernelSpec = {
   tolerance: F32_TOLERANCE,
   knob: {
     name: "WG",
-    why: "The workgroup is WG x WG invocations. Its size changes how many invocations the GPU " +
-      "can juggle, not where they read: whatever WG is, neighbouring invocations read A a row " +
-      "apart.",
+    why: "The workgroup is WG x WG invocations. Its width decides how many rows of A one " +
+      "subgroup of 32 reads at once (32 / WG columns of WG rows each), and its size how many " +
+      "invocations an SM holds.",
     points: [4, 8, 16, 32].map((WG) => ({ WG })),
   },
 };

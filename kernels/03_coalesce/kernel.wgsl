@@ -2,8 +2,8 @@
 //
 // Invocations of one subgroup have consecutive local_invocation_id.x, so they now read
 // consecutive elements of a row of B and write consecutive elements of a row of C: one
-// memory transaction serves many of them. They all read the same element of A, which the
-// hardware broadcasts. The arithmetic is unchanged; only the mapping of ids to elements moved.
+// memory transaction serves many of them. They read one or two elements of A (one per row of
+// C they cover), each broadcast. The arithmetic is unchanged; only the mapping of ids to elements moved.
 
 struct Dims {
   M: u32,

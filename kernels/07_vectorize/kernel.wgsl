@@ -24,7 +24,7 @@ override THREADS: u32 = (BM / 8u) * (BN / 8u);
 // Tile elements past M, N or K must load as zero. The bounds check selects the address, not the
 // loaded value: an element outside the matrix reads the last vec4 of its buffer, which the runner
 // keeps zero (it allocates one zero vec4 after A's and B's data). Selecting the value instead made
-// the autotuned kernel 11.7% slower on the H200.
+// this kernel's 128 x 128 x 8 tile 10.6% slower on the H200 (at 4096, in step 11's kernel).
 @group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read> B: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read_write> C: array<f32>;

@@ -5,9 +5,10 @@
 //
 // Why: at each k step a subgroup reads its A and B fragments from workgroup memory. In 08 one
 // subgroup of 32 spanned 2 rows x 16 columns of invocations: 2 distinct A vec4s and 16
-// distinct B vec4s (256 bytes, two bank wavefronts) per read. Here it spans 4 x 8: 4 distinct
-// A vec4s and 8 distinct B vec4s, each a single 128-byte wavefront, and neighbouring subgroups
-// share nothing they must wait for.
+// distinct B vec4s per read. Here it spans 4 x 8: 4 distinct A vec4s and 8 distinct B vec4s.
+// A 16-byte read is served in 4 phases of 8 invocations either way, so both layouts take 4
+// wavefronts per read: the layout changes which vec4s each phase touches, not how many. It is
+// the block the next steps pipeline (10) and widen (11).
 //
 // The groups of 32 are a mapping of local_invocation_index, not a claim about the hardware:
 // the kernel is correct for any subgroup size (NVIDIA 32, lavapipe 8); the layout pays where

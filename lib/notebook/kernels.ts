@@ -78,14 +78,21 @@ export function predict(
   const p: Prediction = { kernel: spec.id, shape, flops, bytes, intensity };
   if (ceilings) {
     const memoryBound = ceilings.bandwidthGBs * intensity;
-    // Packed f16 arithmetic has its own measured rate, which need not be twice FP32's.
-    const computeRoof = spec.precision === "f16" && ceilings.f16Gflops !== undefined
-      ? ceilings.f16Gflops
-      : ceilings.fp32Gflops;
+    const computeRoof = computeRoofOf(spec, ceilings);
     p.boundGflops = Math.min(computeRoof, memoryBound);
     p.boundBy = memoryBound < computeRoof ? "memory" : "compute";
   }
   return p;
+}
+
+/**
+ * The compute roof a kernel sits under: packed f16 arithmetic has its own measured rate, which
+ * need not be twice FP32's.
+ */
+export function computeRoofOf(spec: KernelSpec, ceilings: Ceilings): number {
+  return spec.precision === "f16" && ceilings.f16Gflops !== undefined
+    ? ceilings.f16Gflops
+    : ceilings.fp32Gflops;
 }
 
 /**

@@ -11,7 +11,7 @@ import { runKernel } from "../runner.ts";
 import { sweepParams } from "../knob_sweep.ts";
 import { fmt, paramsLabel, shortError, showBullets, showNote, tableBundle } from "./format.ts";
 import { liveDisplay } from "./jupyter.ts";
-import { kernel, predict } from "./kernels.ts";
+import { computeRoofOf, kernel, predict } from "./kernels.ts";
 import { mainSize, type Session, square } from "./session.ts";
 
 /** Options of a live run. */
@@ -79,7 +79,7 @@ function liveTable(results: KernelResult[], ceilings: Ceilings | undefined, d: D
     ],
     results.map((r) => {
       const bound = ceilings
-        ? Math.min(ceilings.fp32Gflops, ceilings.bandwidthGBs * r.intensity)
+        ? Math.min(computeRoofOf(kernel(r.kernel), ceilings), ceilings.bandwidthGBs * r.intensity)
         : undefined;
       return [
         r.kernel,

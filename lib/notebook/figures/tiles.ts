@@ -228,7 +228,7 @@ export function blocktile1dFigure(ctx: FigureContext): ConceptFigure {
     d,
     y,
     `${stepHeading(ctx.spec)}: a ${BM} x ${BN} C tile, ${BK} deep, computed by ${threads} ` +
-      `invocations, each owning a ${TM}-tall column of outputs; per k step one Bs value is ` +
+      `invocations, each owning a column of ${TM} outputs; per k step one Bs value is ` +
       `reused for ${TM} multiply-adds.`,
   );
 }
