@@ -13,7 +13,9 @@
  *   buffer and the row are literals (no clamp) and only the column is dynamic, the same in every
  *   copy: naga still clamps it at each read, but with loop-invariant operands, which the driver
  *   can merge and compute once, before the loop;
- * - the double-buffer loop handles two tiles per trip, so which buffer a tile reads is a literal.
+ * - optionally (LITERAL_BUFFER), the double-buffer loop handles two tiles per trip, so which
+ *   buffer a tile reads is a literal too. It doubles the loop's text, and on the H200 that cost
+ *   more than the clamps it removes, so the step leaves it to the search (STEP_TRANSFORMS).
  *
  * Everything else is 11's algorithm: each invocation owns 8 rows x TN columns of C in vec4
  * registers, a 32-invocation subgroup owns a 32 x 8*TN block, the next tile's global loads are

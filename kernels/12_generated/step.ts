@@ -1,8 +1,9 @@
 /**
  * Step 12: 11's kernel with its WGSL generated per parameter set (kernels/12_generated/generate.ts),
  * so that the hot loop's workgroup-array indices are literals plus loop-invariant parts and
- * naga's safety checks leave nothing to recompute in the loop. Same tile scheme, launch order and
- * matrix padding as 11; its own defaults (PAD 0) and search space (BK up to 32).
+ * naga's safety checks leave almost nothing to recompute in the loop. Same tile scheme, launch
+ * order and matrix padding as 11; its own defaults (PAD 0) and search space (BK up to 32, the
+ * look-ahead, the literal buffer).
  */
 import { type KernelSpec, type Params, stepLayout } from "../../lib/kernels/spec.ts";
 import { step as autotuned } from "../11_autotune/step.ts";
