@@ -58,8 +58,8 @@ export const DEFAULT_BLOCK = 256;
 
 /**
  * Cache-blocked C = A * B: the i, j and k ranges are cut into `block`-sized pieces so one block
- * of A, B and C stays in cache while it is reused. `block` 0 means unblocked (one block spans
- * the whole matrix). Any shape works, including sizes that are not multiples of the block.
+ * of A, B and C stays in cache while it is reused. `block` 0 means one block spans the whole
+ * matrix: the same packed micro-kernel without cache blocking. Any shape works, including sizes that are not multiples of the block.
  * Blocks of at least 4 are packed into contiguous panels and multiplied by a 2x4 register
  * micro-kernel; smaller blocks (1-3) run the lecture's scalar loops, all loop overhead.
  */

@@ -129,7 +129,7 @@ export interface CpuResult extends Measured {
   timer: string;
 }
 
-/** One point of the block-size sweep (block 0 = unblocked). */
+/** One point of the block-size sweep (block 0 = one block spanning the matrix). */
 export interface SweepRow {
   n: number;
   block: number;

@@ -106,8 +106,11 @@ class DrainingClient(NotebookClient):
     """NotebookClient that also keeps the outputs Deno publishes after a cell's `idle`."""
 
     # Late messages were seen within milliseconds of `idle`; the sentinel's round trip covers
-    # most of that, the quiet period the rest.
+    # most of that, the quiet period the rest. On a loaded machine the kernel publishes late
+    # too (one output in 12 runs came later than 0.15 s while other work shared the two
+    # cores), so the quiet period also grows with the sentinel's round trip.
     quiet_seconds = 0.15
+    quiet_per_round_trip = 3
 
     async def _async_poll_output_msg(self, parent_msg_id, cell, cell_index):
         self._cell_msg_id = parent_msg_id
@@ -131,12 +134,14 @@ class DrainingClient(NotebookClient):
         cell_msg_id = self._cell_msg_id
         if cell_msg_id is None:
             return
+        sent = time.monotonic()
         sentinel = await ensure_async(self.kc.execute("void 0", silent=True, store_history=False))
         sentinel_idle = False
+        quiet = self.quiet_seconds
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
-                wait = self.quiet_seconds if sentinel_idle else 10
+                wait = quiet if sentinel_idle else 10
                 msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=wait))
             except Empty:
                 if sentinel_idle:
@@ -149,7 +154,10 @@ class DrainingClient(NotebookClient):
                 except CellExecutionComplete:
                     pass
             elif parent == sentinel and msg["msg_type"] == "status":
-                sentinel_idle = sentinel_idle or msg["content"]["execution_state"] == "idle"
+                if not sentinel_idle and msg["content"]["execution_state"] == "idle":
+                    sentinel_idle = True
+                    round_trip = time.monotonic() - sent
+                    quiet = max(self.quiet_seconds, self.quiet_per_round_trip * round_trip)
         # The sentinel's shell reply must not be mistaken for the next cell's.
         while True:
             try:

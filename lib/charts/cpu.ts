@@ -1,10 +1,11 @@
 /**
- * The CPU side: the cache-blocking sweep in the lecture's style (block 0 = unblocked, block 1 =
+ * The CPU side: the cache-blocking sweep in the lecture's style (block 0 = one block spanning the
+ * matrix, the same packed micro-kernel without cache blocking; block 1 =
  * all loop overhead), our matmuls beside OpenBLAS, and the lecture's access model.
  */
 import { SCHEMA, VEGA_CONFIG, type VegaChart, type VegaLiteSpec } from "./common.ts";
 
-/** One point of the block-size sweep; block 0 is the unblocked loop. */
+/** One point of the block-size sweep; block 0 is one block spanning the matrix. */
 export interface CpuSweepRow {
   n: number;
   block: number;
@@ -42,7 +43,7 @@ export function cpuChart(data: CpuChartData): VegaChart {
   if (data.sweep?.length) {
     panels.push({
       title: data.sweep.some((r) => r.block === 0)
-        ? "Cache blocking: block-size sweep (block 0 = unblocked)"
+        ? "Cache blocking: block-size sweep (block 0 = one block spanning the matrix)"
         : "Cache blocking: block-size sweep",
       width: 520,
       height: 260,

@@ -7,12 +7,12 @@ import type { CpuSuite } from "../../cpu_bench.ts";
 import type { SweepRow } from "../../record.ts";
 import { showBullets, showTable } from "../format.ts";
 
-/** Show a block-size sweep as a table (block 0 = unblocked). */
+/** Show a block-size sweep as a table (block 0 = one block spanning the matrix). */
 export async function showSweep(rows: SweepRow[]): Promise<void> {
   await showTable(
     ["N", "block", "validated", "rel. error", "median ms", "GFLOP/s"],
     rows.map((r) => [r.n, r.block, r.validated, r.relErr, r.medianMs, r.gflops]),
-    "Cache blocking: block-size sweep, one core (block 0 = unblocked)",
+    "Cache blocking: block-size sweep, one core (block 0 = one block spanning the matrix)",
   );
 }
 
