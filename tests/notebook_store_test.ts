@@ -120,7 +120,10 @@ async function execute(nb: unknown, dir: string, ...flags: string[]) {
     signal: AbortSignal.timeout(180_000),
   }).output();
   const log = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-  const text = await Deno.readTextFile(`${dir}/out/probe.ipynb`);
+  // A run that wrote nothing (the kernel did not start, say) fails with the executor's log.
+  const text = await Deno.readTextFile(`${dir}/out/probe.ipynb`).catch((e) => {
+    throw new Error(`${e}\n${log}`);
+  });
   return { code: out.code, log, text, nb: parseNotebook(text) };
 }
 

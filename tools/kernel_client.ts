@@ -20,12 +20,19 @@ const DELIMITER = "<IDS|MSG>";
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
+/** `n` distinct free ports on 127.0.0.1 (all held until all are found, then released). */
+function freePorts(n: number): number[] {
+  const listeners = Array.from(
+    { length: n },
+    () => Deno.listen({ hostname: "127.0.0.1", port: 0 }),
+  );
+  const ports = listeners.map((l) => (l.addr as Deno.NetAddr).port);
+  for (const l of listeners) l.close();
+  return ports;
 }
+
+/** The kernel process ended before its ports answered. */
+class KernelStartError extends Error {}
 
 const hex = (bytes: ArrayBuffer) =>
   Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
@@ -69,17 +76,25 @@ export class KernelClient {
     }
   }
 
-  /** Start a kernel whose relative imports resolve from `cwd` (the notebook's folder). */
+  /**
+   * Start a kernel whose relative imports resolve from `cwd` (the notebook's folder). A kernel
+   * that exits at start is started once more on new ports: between releasing a free port and
+   * the kernel binding it, another process may take it.
+   */
   static async start(cwd: string, env: Record<string, string> = {}): Promise<KernelClient> {
+    try {
+      return await KernelClient.#startOnce(cwd, env);
+    } catch (e) {
+      if (!(e instanceof KernelStartError)) throw e;
+      return await KernelClient.#startOnce(cwd, env);
+    }
+  }
+
+  static async #startOnce(cwd: string, env: Record<string, string>): Promise<KernelClient> {
     const dir = await Deno.makeTempDir({ prefix: "gemm-kernel-" });
     const secret = crypto.randomUUID();
-    const ports = {
-      shell_port: freePort(),
-      iopub_port: freePort(),
-      stdin_port: freePort(),
-      control_port: freePort(),
-      hb_port: freePort(),
-    };
+    const [shell_port, iopub_port, stdin_port, control_port, hb_port] = freePorts(5);
+    const ports = { shell_port, iopub_port, stdin_port, control_port, hb_port };
     const connection = `${dir}/connection.json`;
     await Deno.writeTextFile(
       connection,
@@ -124,7 +139,7 @@ export class KernelClient {
         try {
           return await ZmqSocket.connect("127.0.0.1", port, type);
         } catch (e) {
-          if (this.#exited) throw new Error(`kernel exited at start:\n${this.log()}`);
+          if (this.#exited) throw new KernelStartError(`kernel exited at start:\n${this.log()}`);
           if (Date.now() > deadline) throw new Error(`kernel port ${port}: ${e}\n${this.log()}`);
           await new Promise((r) => setTimeout(r, 100));
         }
