@@ -15,7 +15,7 @@ import { freshSeed, type Shape } from "./matrix.ts";
 import { timerNumbers, validateThenTime } from "./measure.ts";
 import { openOpenBlas } from "./peers/openblas.ts";
 import type { CpuMachine, CpuRecord, CpuResult, PeerResult, SweepRow } from "./record.ts";
-import { F32_TOLERANCE } from "./registry.ts";
+import { F32_NUMERICS } from "./accuracy.ts";
 
 /** Every wall-clock CPU row says so: GPU rows use timestamp-query instead. */
 const CPU_TIMER = "performance.now (CPU)";
@@ -39,7 +39,7 @@ export function measureCpu(
   return validateThenTime(
     { ...shape, relErr: NaN, validated: false, timer: CPU_TIMER, seed: freshSeed() },
     {
-      tolerance: F32_TOLERANCE,
+      numerics: F32_NUMERICS,
       compute: (a, b) => {
         inputs = { a, b };
         // This first call is also the JIT warm-up for the timed calls.

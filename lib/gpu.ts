@@ -235,7 +235,36 @@ export function uploadBuffer(
   return buf;
 }
 
+/** Kernel texts that stand in for their files while `withKernelSource` runs. */
+const standIns = new Map<string, string>();
+let standInVersion = 0;
+
 /** Read a kernel file from `kernels/` (from disk in Deno, from the site in a browser). */
 export async function loadKernelSource(file: string): Promise<string> {
-  return await platform.readText(`kernels/${file}`);
+  return standIns.get(file) ?? await platform.readText(`kernels/${file}`);
+}
+
+/** Changes whenever a stand-in comes or goes: caches of compiled kernel files compare it. */
+export function kernelSourceVersion(): number {
+  return standInVersion;
+}
+
+/**
+ * Run `fn` with kernels/`file` read as `text`: how the mutation tests plant a bug in a kernel
+ * the runner loads itself (the edge-strip kernel, a step's WGSL file).
+ */
+export async function withKernelSource<T>(
+  file: string,
+  text: string,
+  fn: () => Promise<T>,
+): Promise<T> {
+  if (standIns.has(file)) throw new Error(`${file} already has a stand-in`);
+  standIns.set(file, text);
+  standInVersion++;
+  try {
+    return await fn();
+  } finally {
+    standIns.delete(file);
+    standInVersion++;
+  }
 }

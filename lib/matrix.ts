@@ -97,13 +97,21 @@ export function relativeError(
   return norm === 0 ? Math.sqrt(diff) : Math.sqrt(diff / norm);
 }
 
-/** `count` distinct row indices in [0, m), always including the first and last row. */
+/**
+ * `count` distinct row indices in [0, m): the first and the last row, and one random row in each
+ * of `count - 2` equal bands between them, so the sample spreads over every part of C.
+ */
 export function sampleRows(m: number, count: number, seed: number = freshSeed()): number[] {
   if (count >= m) return Array.from({ length: m }, (_, i) => i);
   const next = rng(seed);
-  const rows = new Set<number>([0, m - 1]);
-  while (rows.size < count) rows.add(Math.floor(next() * m));
-  return [...rows].sort((x, y) => x - y);
+  const rows = [0];
+  const bands = Math.max(0, count - 2), inner = m - 2;
+  for (let b = 0; b < bands; b++) {
+    const from = Math.floor((b * inner) / bands), to = Math.floor(((b + 1) * inner) / bands);
+    rows.push(1 + from + Math.floor(next() * (to - from)));
+  }
+  if (count > 1) rows.push(m - 1);
+  return rows;
 }
 
 /** Whether two products have the same M, K and N. */

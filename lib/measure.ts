@@ -4,10 +4,10 @@
  * (lib/cpu_bench.ts) and the peers (cuBLAS, OpenBLAS, TF.js) each bring their own way to compute
  * and to time a product, and this module does the rest the same way for all of them.
  */
+import { type AccuracyCheck, checkProduct, type ErrorRatios, type Numerics } from "./accuracy.ts";
 import { GemmError, ValidationFailedError } from "./errors.ts";
-import { flops, freshSeed, randomMatrix, relativeError, sampleRows, type Shape } from "./matrix.ts";
+import { flops, freshSeed, randomMatrix, sampleRows, type Shape } from "./matrix.ts";
 import type { Measured } from "./record.ts";
-import { referenceRows } from "./reference.ts";
 import type { Timing } from "./timing.ts";
 
 /** Largest reference work (multiply-adds) per check before rows are sampled. */
@@ -20,21 +20,21 @@ export function checkRowsFor(shape: Shape, requested?: number): number {
 }
 
 /**
- * Compare C with the float64 reference on `rows`; also require every element of C to be
- * finite (poisoned NaN means unwritten). Returns the relative error norm (NaN on failure).
+ * Check C against A and B (lib/accuracy.ts): every element finite, the sampled rows element by
+ * element against the float64 reference, every row through a random projection, each held to
+ * the bound the kernel's numerics give for this K.
  */
 export function validateProduct(
   c: Float32Array,
   a: ArrayLike<number>,
   b: ArrayLike<number>,
   shape: Shape,
-  rows: number[],
-): number {
-  for (let i = 0; i < c.length; i++) if (!Number.isFinite(c[i])) return NaN;
-  const ref = referenceRows(a, b, shape, rows);
-  const sampled = new Float32Array(rows.length * shape.n);
-  rows.forEach((r, i) => sampled.set(c.subarray(r * shape.n, (r + 1) * shape.n), i * shape.n));
-  return relativeError(sampled, ref, shape.n);
+  numerics: Numerics,
+  seed: number,
+  checkRows?: number,
+): AccuracyCheck {
+  const rows = sampleRows(shape.m, checkRowsFor(shape, checkRows), seed);
+  return checkProduct(c, a, b, shape, rows, numerics, seed);
 }
 
 /** What a timer reports; `method` is set by our WebGPU timer, which has a choice of clock. */
@@ -54,8 +54,8 @@ export function timerNumbers(
 
 /** How one implementation computes and times a product. */
 export interface Measurement {
-  /** Largest acceptable relative error norm against the float64 reference. */
-  tolerance: number;
+  /** What rounds in the product: sets the error bound (lib/accuracy.ts). */
+  numerics: Numerics;
   /** Rows of C checked (default `checkRowsFor`: all rows unless the reference costs too much). */
   checkRows?: number;
   /** Names the product in a wrong-result message, e.g. "02_naive at 64x64x64". */
@@ -87,12 +87,12 @@ export async function validateThenTime<R extends Row>(result: R, how: Measuremen
     const a = randomMatrix(shape.m, shape.k, seed);
     const b = randomMatrix(shape.k, shape.n, seed ^ 0x9e3779b9);
     const c = await how.compute(a, b);
-    const rows = sampleRows(shape.m, checkRowsFor(shape, how.checkRows), seed);
-    result.relErr = validateProduct(c, a, b, shape, rows);
-    if (!(result.relErr <= how.tolerance)) {
+    const check = validateProduct(c, a, b, shape, how.numerics, seed, how.checkRows);
+    result.relErr = check.relErr;
+    if (Number.isFinite(check.relErr)) result.errRatios = roundRatios(check.ratios);
+    if (!check.passed) {
       throw new ValidationFailedError(
-        `${how.label ? `${how.label}: ` : ""}relative error ${result.relErr} exceeds ` +
-          how.tolerance,
+        `${how.label ? `${how.label}: ` : ""}${check.failure} (relative error ${check.relErr})`,
       );
     }
     result.validated = true;
@@ -114,6 +114,17 @@ export async function validateThenTime<R extends Row>(result: R, how: Measuremen
     );
   }
   return result;
+}
+
+/** Three significant digits: the ratios say how close to the bound, not more. */
+function roundRatios(ratios: ErrorRatios): ErrorRatios {
+  const round = (x: number) => Number(x.toPrecision(3));
+  return {
+    norm: round(ratios.norm),
+    worst: round(ratios.worst),
+    rows: round(ratios.rows),
+    worstRow: round(ratios.worstRow),
+  };
 }
 
 /** Mark a row failed: the reason and its kind recorded, every timing field and the speed gone. */

@@ -5,6 +5,7 @@
 export * from "./errors.ts";
 export * from "./matrix.ts";
 export * from "./reference.ts";
+export * from "./accuracy.ts";
 export * from "./gpu.ts";
 export * from "./platform.ts";
 export * from "./registry.ts";

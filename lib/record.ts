@@ -4,6 +4,7 @@
  * the tuning search, re-exported) here, and so are reading, writing and listing records. Each
  * number in a record was validated in the same run and names its device, date and commit.
  */
+import type { ErrorRatios } from "./accuracy.ts";
 import { deviceSlug, type DeviceSummary } from "./gpu.ts";
 import type { EdgePlan } from "./kernels/cost.ts";
 import { stepName } from "./kernels/spec.ts";
@@ -52,6 +53,11 @@ export interface Measured {
   k: number;
   /** Relative error norm against float64 (sampled rows for large sizes); NaN when unchecked. */
   relErr: number;
+  /**
+   * Each accuracy check's ratio to its bound (lib/accuracy.ts; at most 1 passes); absent in
+   * records from before the bound was derived from K, and where C held a non-finite element.
+   */
+  errRatios?: ErrorRatios;
   validated: boolean;
   medianMs?: number;
   minMs?: number;

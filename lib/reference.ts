@@ -15,19 +15,39 @@ export function referenceRows(
   rows?: readonly number[],
 ): Float64Array {
   checkOperands(shape, a, b);
-  const { m, k, n } = shape;
+  const { m, n } = shape;
   const rowList = rows ?? Array.from({ length: m }, (_, i) => i);
   const out = new Float64Array(rowList.length * n);
-  for (let r = 0; r < rowList.length; r++) {
-    const i = rowList[r];
-    const base = r * n;
-    for (let p = 0; p < k; p++) {
-      const aip = a[i * k + p];
-      const bRow = p * n;
-      for (let j = 0; j < n; j++) out[base + j] += aip * b[bRow + j];
+  rowList.forEach((i, r) => referenceRow(a, b, shape, i, out.subarray(r * n, (r + 1) * n)));
+  return out;
+}
+
+/**
+ * Row i of C = A * B in float64, added into `out` (n zeros). With `scale`, also each element's
+ * sum_p (a_ip b_pj)^2, the size its rounding errors scale with (lib/accuracy.ts).
+ */
+export function referenceRow(
+  a: ArrayLike<number>,
+  b: ArrayLike<number>,
+  { k, n }: Shape,
+  i: number,
+  out: Float64Array,
+  scale?: Float64Array,
+): void {
+  for (let p = 0; p < k; p++) {
+    const aip = a[i * k + p];
+    const bRow = p * n;
+    if (!scale) {
+      for (let j = 0; j < n; j++) out[j] += aip * b[bRow + j];
+      continue;
+    }
+    const aip2 = aip * aip;
+    for (let j = 0; j < n; j++) {
+      const bpj = b[bRow + j];
+      out[j] += aip * bpj;
+      scale[j] += aip2 * bpj * bpj;
     }
   }
-  return out;
 }
 
 /** The full product C = A * B in float64. */

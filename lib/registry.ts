@@ -19,8 +19,8 @@ import * as f16 from "../kernels/14_f16/step.ts";
 import { type KernelSpec, stepName } from "./kernels/spec.ts";
 
 export type { CostModel, KernelSpec, Params } from "./kernels/spec.ts";
-export { stepName } from "./kernels/spec.ts";
-export { F32_TOLERANCE, launchModel, naiveModel, tiledModel } from "./kernels/cost.ts";
+export { numericsOf, stepName } from "./kernels/spec.ts";
+export { launchModel, naiveModel, tiledModel } from "./kernels/cost.ts";
 
 /** The ladder in story order (teaching variants follow the step they belong to). */
 export const KERNELS: KernelSpec[] = [

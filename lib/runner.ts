@@ -7,6 +7,7 @@ import { FeatureError, GemmError, LimitError } from "./errors.ts";
 import {
   compileWgsl,
   type Gpu,
+  kernelSourceVersion,
   loadKernelSource,
   readBuffer,
   scoped,
@@ -22,7 +23,7 @@ import {
   launchPlan,
   type PaddingCopy,
 } from "./kernels/cost.ts";
-import type { KernelSpec, Params } from "./kernels/spec.ts";
+import { type KernelSpec, numericsOf, type Params } from "./kernels/spec.ts";
 import { tunedParams } from "./tuning.ts";
 import { timePasses, type TimingOptions } from "./timing.ts";
 
@@ -135,13 +136,15 @@ export async function prepareKernel(
 type Helper = "util.wgsl" | typeof EDGE_STRIPS_FILE;
 let helperModules = new Map<Helper, Promise<GPUShaderModule>>();
 let helpersFor: Gpu | undefined;
+let helpersVersion = kernelSourceVersion();
 async function helperPipeline(
   gpu: Gpu,
   file: Helper,
   entryPoint: "copy2d" | "pad" | "fill" | "sumSlices" | "main",
 ): Promise<GPUComputePipeline> {
-  if (helpersFor !== gpu) {
+  if (helpersFor !== gpu || helpersVersion !== kernelSourceVersion()) {
     helpersFor = gpu;
+    helpersVersion = kernelSourceVersion();
     helperModules = new Map();
   }
   let module = helperModules.get(file);
@@ -571,7 +574,7 @@ export async function runKernel(
   let problem: BoundProblem | undefined;
   try {
     await validateThenTime(result, {
-      tolerance: spec.tolerance,
+      numerics: numericsOf(spec, params),
       checkRows: opts.checkRows,
       label: `${spec.id} at ${shape.m}x${shape.k}x${shape.n}`,
       compute: async (a, b) => {

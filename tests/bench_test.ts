@@ -32,9 +32,10 @@ import {
   type RunRecord,
   writeRecord,
 } from "../lib/record.ts";
-import { findKernel, KERNELS } from "../lib/registry.ts";
+import { findKernel, KERNELS, type KernelSpec } from "../lib/registry.ts";
 import { chooseRecord, MANIFEST, removeStale } from "../tools/export.ts";
-import { fuzz, parseFuzzArgs } from "../tools/fuzz.ts";
+import { fuzz, fuzzStatus, parseFuzzArgs } from "../tools/fuzz.ts";
+import { tailShapes } from "../lib/kernels/tails.ts";
 import { replaceSection, resultsSection, suiteTable } from "../tools/results_table.ts";
 
 const naive = findKernel("naive")!;
@@ -713,6 +714,23 @@ Deno.test("fuzz shapes: 1..300, primes and tile multiples +-1 among them", () =>
   assert.ok(dims.filter((d) => [2, 3, 5, 7, 11, 13, 251, 257, 293].includes(d)).length > 5);
 });
 
+Deno.test("fuzz: a kernel skipped for a missing feature fails the run unless allowed", () => {
+  const skipped = {
+    kernel: "14_f16",
+    shapes: 0,
+    passed: 0,
+    skipped: "no shader-f16",
+    failures: [],
+  };
+  const ok = { kernel: naive.id, shapes: 3, passed: 3, failures: [] };
+  const lines: string[] = [];
+  assert.equal(fuzzStatus([ok, skipped], { allowMissing: false }, (l) => lines.push(l)), 1);
+  assert.match(lines.join("\n"), /skipped 14_f16[\s\S]*FAILED/);
+  assert.equal(fuzzStatus([ok, skipped], { allowMissing: true }, () => {}), 0);
+  assert.equal(parseFuzzArgs(["--allow-missing"]).allowMissing, true);
+  assert.throws(() => parseFuzzArgs(["--allow-missing=1"]), UsageError);
+});
+
 Deno.test("fuzz flags: count, kernels, seed; --shape needs --seed", () => {
   const args = parseFuzzArgs(["--count", "2", "--kernels=naive", "--seed", "7"]);
   assert.deepEqual([args.count, args.kernels, args.seed], [2, [naive], 7]);
@@ -734,16 +752,22 @@ Deno.test(
       parseFuzzArgs(["--count", "2", "--kernels", "naive"]),
       (l) => log.push(l),
     );
-    assert.deepEqual([ok.kernel, ok.shapes, ok.passed, ok.failures], [naive.id, 2, 2, []]);
+    const tails = tailShapes(naive, naive.params).length;
+    assert.deepEqual(
+      [ok.kernel, ok.shapes, ok.passed, ok.failures],
+      [naive.id, tails + 2, tails + 2, []],
+      "its tail shapes, then two random ones",
+    );
 
-    // The same kernel held to an impossible tolerance: every shape fails, each reproducible.
-    const strict = { ...naive, tolerance: -1 };
+    // The same kernel launched with no workgroups: C stays poisoned, every shape fails, each
+    // reproducibly.
+    const strict: KernelSpec = { ...naive, dispatch: () => [0, 0, 0] };
     const [bad] = await fuzz(
       gpu,
       { ...parseFuzzArgs(["--count", "2"]), kernels: [strict] },
       (l) => log.push(l),
     );
-    assert.equal(bad.failures.length, 2);
+    assert.equal(bad.failures.length, tails + 2);
     const f = bad.failures[0];
     assert.match(
       f.rerun,
@@ -763,6 +787,8 @@ Deno.test(
       () => {},
     );
     assert.equal(again.failures[0].error, f.error, "the rerun reproduces the failure");
+    assert.equal(fuzzStatus([ok], { allowMissing: false }, () => {}), 0);
+    assert.equal(fuzzStatus([ok, bad], { allowMissing: true }, () => {}), 1);
     assert.ok(
       log.some((l) => l.includes(`seed ${f.seed}`)),
       log.join("\n"),

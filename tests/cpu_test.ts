@@ -16,10 +16,9 @@ import {
 } from "../lib/cpu.ts";
 import { bestBlock, measureCpu, runCpuSuite, sweepBlockSizes } from "../lib/cpu_bench.ts";
 import { GemmError, ShapeError } from "../lib/errors.ts";
-import { freshSeed, randomMatrix, relativeError, type Shape } from "../lib/matrix.ts";
+import { freshSeed, randomMatrix, type Shape } from "../lib/matrix.ts";
 import { openOpenBlas } from "../lib/peers/openblas.ts";
-import { referenceMatmul } from "../lib/reference.ts";
-import { F32_TOLERANCE } from "../lib/registry.ts";
+import { checkProduct, F32_NUMERICS } from "../lib/accuracy.ts";
 
 /** 1, primes, sizes that are not multiples of any block tried, and rectangular shapes. */
 const SHAPES: Shape[] = [
@@ -41,10 +40,11 @@ function checkAgainstReference(name: string, fn: CpuMatmul, shape: Shape) {
   const b = randomMatrix(shape.k, shape.n, seed ^ 1);
   const c = fn(a, b, shape);
   assert.equal(c.length, shape.m * shape.n, `${name} output length`);
-  const err = relativeError(c, referenceMatmul(a, b, shape), shape.n);
+  const rows = Array.from({ length: shape.m }, (_, i) => i);
+  const check = checkProduct(c, a, b, shape, rows, F32_NUMERICS, seed);
   assert.ok(
-    err < F32_TOLERANCE,
-    `${name} ${shape.m}x${shape.k}x${shape.n} (seed ${seed}): relative error ${err}`,
+    check.passed,
+    `${name} ${shape.m}x${shape.k}x${shape.n} (seed ${seed}): ${check.failure}`,
   );
 }
 

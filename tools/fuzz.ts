@@ -1,31 +1,40 @@
 /**
- * `deno task fuzz`: every (non-demo) kernel on N random shapes, 1..300 per dimension, mixing
- * uniform draws, primes and tile multiples +-1 (lib/fuzz.ts). Each shape goes through the
- * runner's validation (fresh inputs, C poisoned with NaN, float64 reference), untimed. For
- * release checks beyond the sample CI runs; exits 1 on any failure, printing the shape and seed
- * that reproduce it.
+ * `deno task fuzz`: every (non-demo) kernel on its tail shapes (lib/kernels/tails.ts) and N
+ * random shapes, 1..300 per dimension, mixing uniform draws, primes and tile multiples +-1
+ * (lib/fuzz.ts). Each shape goes through the runner's validation (fresh inputs, C poisoned with
+ * NaN, float64 reference), untimed. For release checks beyond the sample CI runs; exits 1 on any
+ * failure, printing the shape and seed that reproduce it, and on a kernel it had to skip unless
+ * --allow-missing asked for that.
  */
 import { parseDim, parseKernels, parseShape, splitOnce } from "../lib/bench_args.ts";
 import { GemmError, UsageError } from "../lib/errors.ts";
 import { caseSeeds, FUZZ_MAX_DIM, fuzzShapes, sweepKernel, tileSizes } from "../lib/fuzz.ts";
+import { tailShapes } from "../lib/kernels/tails.ts";
+import { kernelParams } from "../lib/runner.ts";
 import { acquireGpu, type Gpu } from "../lib/gpu.ts";
 import { freshSeed, rng, type Shape, shapeLabel } from "../lib/matrix.ts";
 import { KERNELS, type KernelSpec } from "../lib/registry.ts";
 
-export const USAGE = `Usage: deno task fuzz [--count N] [--kernels LIST] [--seed S] [--shape MxKxN]
+export const USAGE =
+  `Usage: deno task fuzz [--count N] [--kernels LIST] [--seed S] [--shape MxKxN] [--allow-missing]
 
-  --count N        random shapes per kernel (default 200; 1..${FUZZ_MAX_DIM} per dimension)
+  --count N        random shapes per kernel after its tail shapes (default 200; 1..${FUZZ_MAX_DIM}
+                   per dimension)
   --kernels LIST   registry names, ids or numbers, comma-separated; default: every non-demo kernel
   --seed S         the run's seed (default: fresh); the same seed replays the same shapes and inputs
   --shape MxKxN    check only this shape (repeatable), with inputs from --seed: how a reported
                    failure is reproduced
-Exit status: 0 every shape validated, 1 a shape failed, 2 usage error.`;
+  --allow-missing  a kernel that needs a feature this device lacks (shader-f16) is skipped and
+                   the run may still pass; without it such a skip fails the run
+Exit status: 0 every shape validated, 1 a shape failed or a kernel was skipped, 2 usage error.`;
 
 export interface FuzzArgs {
   count: number;
   kernels: KernelSpec[];
   seed?: number;
   shapes: Shape[];
+  /** A kernel skipped for a missing feature does not fail the run. */
+  allowMissing: boolean;
   help: boolean;
 }
 
@@ -35,6 +44,7 @@ export function parseFuzzArgs(argv: readonly string[], registry = KERNELS): Fuzz
     count: 200,
     kernels: registry.filter((k) => !k.demo),
     shapes: [],
+    allowMissing: false,
     help: false,
   };
   try {
@@ -49,6 +59,7 @@ export function parseFuzzArgs(argv: readonly string[], registry = KERNELS): Fuzz
       else if (flag === "--kernels") args.kernels = parseKernels(value(), registry);
       else if (flag === "--seed") args.seed = parseSeed(value());
       else if (flag === "--shape") args.shapes.push(parseShape(value()));
+      else if (flag === "--allow-missing" && inline === undefined) args.allowMissing = true;
       else if (flag === "--help" || flag === "-h") args.help = true;
       else throw new UsageError(`unknown flag ${JSON.stringify(argv[i])}`);
     }
@@ -92,9 +103,11 @@ export async function fuzz(
   const reports: FuzzReport[] = [];
   for (const spec of args.kernels) {
     const next = rng(runSeed);
-    const shapes = args.shapes.length
-      ? args.shapes
-      : fuzzShapes(args.count, tileSizes(gpu, spec), next);
+    const params = kernelParams(gpu, spec);
+    const shapes = args.shapes.length ? args.shapes : [
+      ...tailShapes(spec, params).map((t) => t.shape),
+      ...fuzzShapes(args.count, tileSizes(gpu, spec), next),
+    ];
     const seeds = args.shapes.length ? shapes.map(() => runSeed) : caseSeeds(shapes.length, next);
     const sweep = await sweepKernel(gpu, spec, shapes, seeds);
     const report: FuzzReport = {
@@ -129,6 +142,29 @@ export async function fuzz(
   return reports;
 }
 
+/**
+ * The run's summary line and exit status: 1 when a shape failed, or when a kernel was skipped
+ * and --allow-missing did not ask for that; else 0.
+ */
+export function fuzzStatus(
+  reports: FuzzReport[],
+  args: Pick<FuzzArgs, "allowMissing">,
+  log: (line: string) => void = (line) => console.log(line),
+): number {
+  const failed = reports.reduce((sum, r) => sum + r.failures.length, 0);
+  const checked = reports.reduce((sum, r) => sum + r.shapes, 0);
+  const skipped = reports.filter((r) => r.skipped).map((r) => r.kernel);
+  log(
+    `fuzz: ${checked - failed}/${checked} shapes passed over ${reports.length} kernels` +
+      (skipped.length ? `; skipped ${skipped.join(", ")}` : ""),
+  );
+  if (skipped.length && !args.allowMissing) {
+    log("fuzz: FAILED: a skipped kernel was not checked (--allow-missing accepts that)");
+    return 1;
+  }
+  return failed ? 1 : 0;
+}
+
 async function main(argv: readonly string[]): Promise<number> {
   let args: FuzzArgs;
   try {
@@ -143,13 +179,7 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   try {
-    const reports = await fuzz(await acquireGpu(), args);
-    const failed = reports.reduce((sum, r) => sum + r.failures.length, 0);
-    const checked = reports.reduce((sum, r) => sum + r.shapes, 0);
-    console.log(
-      `fuzz: ${checked - failed}/${checked} shapes passed over ${reports.length} kernels`,
-    );
-    return failed ? 1 : 0;
+    return fuzzStatus(await fuzz(await acquireGpu(), args), args);
   } catch (e) {
     if (!(e instanceof GemmError)) throw e;
     console.error(`fuzz: ${e.message}`);

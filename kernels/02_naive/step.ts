@@ -1,5 +1,6 @@
 /** Naive: one invocation per element of C. */
-import { ceilDiv, F32_TOLERANCE, naiveModel } from "../../lib/kernels/cost.ts";
+import { ceilDiv, naiveModel  } from "../../lib/kernels/cost.ts";
+import { F32_NUMERICS } from "../../lib/accuracy.ts";
 import { type KernelSpec, stepLayout } from "../../lib/kernels/spec.ts";
 
 export const step: KernelSpec = {
@@ -16,7 +17,7 @@ export const step: KernelSpec = {
   model: naiveModel,
   requiredFeatures: [],
   precision: "f32",
-  tolerance: F32_TOLERANCE,
+  numerics: F32_NUMERICS,
   knob: {
     name: "WG",
     why: "The workgroup is WG x WG invocations. Its width decides how many rows of A one " +

@@ -1,5 +1,6 @@
 /** Coalesced: the naive kernel with x walking the columns of C. */
-import { ceilDiv, F32_TOLERANCE, naiveModel } from "../../lib/kernels/cost.ts";
+import { ceilDiv, naiveModel  } from "../../lib/kernels/cost.ts";
+import { F32_NUMERICS } from "../../lib/accuracy.ts";
 import { type KernelSpec, stepLayout } from "../../lib/kernels/spec.ts";
 import { ANY, need } from "../../lib/kernels/tiling.ts";
 
@@ -19,7 +20,7 @@ export const step: KernelSpec = {
   model: naiveModel,
   requiredFeatures: [],
   precision: "f32",
-  tolerance: F32_TOLERANCE,
+  numerics: F32_NUMERICS,
   knob: {
     name: "WG",
     why: "WG is the length of a workgroup's rows: at WG 8 a subgroup of 32 spans 4 rows of 8 " +

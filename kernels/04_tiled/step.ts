@@ -1,5 +1,6 @@
 /** Workgroup tiles, and the two teaching variants that each drop one of its barriers. */
-import { ceilDiv, F32_TOLERANCE, tiledModel } from "../../lib/kernels/cost.ts";
+import { ceilDiv, tiledModel  } from "../../lib/kernels/cost.ts";
+import { F32_NUMERICS } from "../../lib/accuracy.ts";
 import { type KernelSpec, stepLayout, variantLayout } from "../../lib/kernels/spec.ts";
 import { ANY, F32, need } from "../../lib/kernels/tiling.ts";
 
@@ -20,7 +21,7 @@ export const step: KernelSpec = {
   model: (s, p) => tiledModel(s, p.TILE, p.TILE),
   requiredFeatures: [],
   precision: "f32",
-  tolerance: F32_TOLERANCE,
+  numerics: F32_NUMERICS,
   knob: {
     name: "TILE",
     why: "Each element staged in workgroup memory is used TILE times, so global traffic falls " +

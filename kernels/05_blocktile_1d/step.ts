@@ -1,5 +1,6 @@
 /** 1D blocktiling: each invocation computes 8 outputs of one column. */
-import { F32_TOLERANCE, tiledModel } from "../../lib/kernels/cost.ts";
+import { tiledModel  } from "../../lib/kernels/cost.ts";
+import { F32_NUMERICS } from "../../lib/accuracy.ts";
 import { type KernelSpec, stepLayout } from "../../lib/kernels/spec.ts";
 import { ANY, blockGrid, F32, need } from "../../lib/kernels/tiling.ts";
 
@@ -22,7 +23,7 @@ export const step: KernelSpec = {
   model: (s, p) => tiledModel(s, p.BM, p.BN),
   requiredFeatures: [],
   precision: "f32",
-  tolerance: F32_TOLERANCE,
+  numerics: F32_NUMERICS,
   knob: {
     name: "BM x BN",
     why: "Every invocation keeps 8 outputs of one column (TM = 8 is fixed in the WGSL); the " +

@@ -1,5 +1,6 @@
 /** 2D blocktiling: an 8 x 8 block of C per invocation, and its local-array teaching variant. */
-import { F32_TOLERANCE, launchModel } from "../../lib/kernels/cost.ts";
+import { launchModel  } from "../../lib/kernels/cost.ts";
+import { F32_NUMERICS } from "../../lib/accuracy.ts";
 import { type KernelSpec, type Params, stepLayout, variantLayout } from "../../lib/kernels/spec.ts";
 import { ANY, blockGrid, F32, need, threads8x8 } from "../../lib/kernels/tiling.ts";
 
@@ -31,7 +32,7 @@ export const step: KernelSpec = {
   },
   requiredFeatures: [],
   precision: "f32",
-  tolerance: F32_TOLERANCE,
+  numerics: F32_NUMERICS,
   knob: {
     name: "BM x BN",
     why: "Every invocation owns an 8 x 8 block, so the BM x BN tile sets the invocations per " +

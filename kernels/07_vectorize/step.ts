@@ -1,5 +1,6 @@
 /** Vectorized: 16-byte loads and stores, A transposed in workgroup memory. */
-import { F32_TOLERANCE, launchModel } from "../../lib/kernels/cost.ts";
+import { launchModel  } from "../../lib/kernels/cost.ts";
+import { F32_NUMERICS } from "../../lib/accuracy.ts";
 import { type KernelSpec, type Params, stepLayout } from "../../lib/kernels/spec.ts";
 import { blockGrid, F32, need, threads8x8, VEC4 } from "../../lib/kernels/tiling.ts";
 import { blocktile2dInvalid } from "../06_blocktile_2d/step.ts";
@@ -29,7 +30,7 @@ export const step: KernelSpec = {
   },
   requiredFeatures: [],
   precision: "f32",
-  tolerance: F32_TOLERANCE,
+  numerics: F32_NUMERICS,
   knob: {
     name: "BK",
     why: "BK is the depth of one k tile, loaded in vec4s between two barriers: doubling it " +

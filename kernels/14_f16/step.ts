@@ -42,12 +42,8 @@ export const step: KernelSpec = {
   model: (s, p) => tiledModel(s, p.BM, p.BN, 2),
   requiredFeatures: ["shader-f16"],
   precision: "f16",
-  // Inputs and output rounded to f16 (unit roundoff 2^-11 ~ 4.9e-4) plus BK-long f16 partial
-  // sums: a relative error norm of a few 1e-4 on large products (each run records its own).
-  // Over a handful of outputs the norm has a heavy tail (a small ||C|| from cancellation
-  // divides it): at 1 x 257 x 3 (a shape tests/kernels_test.ts runs) a few 1e-3. 1e-2 passes
-  // that tail; a wrong result is off by ~1 (or NaN).
-  tolerance: 1e-2,
+  // Inputs and output rounded to f16, and each tile's BK multiply-adds summed in f16.
+  numerics: (p) => ({ storage: "f16", f16Run: p.BK }),
   knob: {
     name: "BK",
     why: "BK is how many f16 multiply-adds each partial sum runs before it is added to f32, " +
@@ -69,8 +65,8 @@ export const storage: KernelSpec = {
   space: undefined,
   deviceTuned: false,
   workgroupStorageBytes: (p) => tileBytes(p, 4),
-  // Inputs and output rounded to f16, sums in f32: about half of f16's error, with the same tail.
-  tolerance: 5e-3,
+  // Inputs and output rounded to f16, sums in f32.
+  numerics: { storage: "f16", f16Run: 0 },
   knob: undefined,
   demo: true,
 };

@@ -11,10 +11,11 @@
  * with wall-clock times, to line up with the clock log.
  */
 import { acquireGpu } from "../../lib/gpu.ts";
-import { freshSeed, randomMatrix, sampleRows, type Shape, shapeLabel } from "../../lib/matrix.ts";
+import { freshSeed, randomMatrix, type Shape, shapeLabel } from "../../lib/matrix.ts";
 import { validateProduct } from "../../lib/measure.ts";
 import { openCublas } from "../../lib/peers/cublas.ts";
 import { findKernel } from "../../lib/registry.ts";
+import { numericsOf } from "../../lib/kernels/spec.ts";
 import { BoundProblem, kernelParams, prepareKernel } from "../../lib/runner.ts";
 import { median, submitTimestamped, summarize, timePasses, type Timing } from "../../lib/timing.ts";
 
@@ -57,15 +58,17 @@ async function problemFor(key: string, shape: Shape) {
     a,
     b,
   );
-  const relErr = validateProduct(
+  const check = validateProduct(
     await problem.compute(),
     a,
     b,
     shape,
-    sampleRows(shape.m, 64, seed),
+    numericsOf(spec, params),
+    seed,
+    64,
   );
-  if (!(relErr <= spec.tolerance)) throw new Error(`${key} failed validation: ${relErr}`);
-  return { problem, params, relErr };
+  if (!check.passed) throw new Error(`${key} failed validation: ${check.failure}`);
+  return { problem, params, relErr: check.relErr };
 }
 
 function report(label: string, t: Timing, flops: number, extra: Record<string, unknown> = {}) {

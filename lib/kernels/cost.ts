@@ -27,9 +27,6 @@ function gcd(a: number, b: number): number {
   return b === 0 ? a : gcd(b, a % b);
 }
 
-/** Relative-error tolerance for float32 storage and accumulation. */
-export const F32_TOLERANCE = 1e-4;
-
 /**
  * The naive model with no cache: every multiply-add loads one element of A and one of B from
  * global memory, and each C element is stored once. Intensity: 2 FLOP / 8 bytes = 1/4.

@@ -3,6 +3,7 @@
  * step's id, number and name, read from the folder it lives in. This module imports nothing
  * from the registry or the steps, so steps, the cost models and the registry can all use it.
  */
+import type { Numerics } from "../accuracy.ts";
 import type { DeviceSummary } from "../gpu.ts";
 import type { Shape } from "../matrix.ts";
 
@@ -82,8 +83,11 @@ export interface KernelSpec extends StepLayout {
   requiredFeatures: GPUFeatureName[];
   /** Storage precision of A, B and C. */
   precision: "f32" | "f16";
-  /** Largest acceptable relative error norm against the float64 reference. */
-  tolerance: number;
+  /**
+   * What rounds in the product (f16 storage, f16 partial sums), from which lib/accuracy.ts
+   * derives the error bound at each K; a function when it depends on the parameters.
+   */
+  numerics: Numerics | ((p: Params) => Numerics);
   /** Left out of the default bench/test list (teaching-only variants such as broken kernels). */
   demo?: boolean;
   /**
@@ -156,4 +160,9 @@ export function variantLayout(step: StepLayout, suffix: string, file?: string): 
  */
 export function stepName(idOrName: string): string {
   return idOrName.trim().toLowerCase().replace(/^\d+_/, "");
+}
+
+/** What rounds in `spec`'s product with parameters `p`. */
+export function numericsOf(spec: Pick<KernelSpec, "numerics">, p: Params): Numerics {
+  return typeof spec.numerics === "function" ? spec.numerics(p) : spec.numerics;
 }

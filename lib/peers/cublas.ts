@@ -6,7 +6,7 @@
 import { freshSeed, type Shape } from "../matrix.ts";
 import { recordFailure, timerNumbers, validateThenTime } from "../measure.ts";
 import { envOrUndefined, type PeerResult } from "../record.ts";
-import { F32_TOLERANCE } from "../registry.ts";
+import { F32_NUMERICS } from "../accuracy.ts";
 import { summarize } from "../timing.ts";
 
 /** Where the CUDA 13 libraries are looked for, after $GEMM_CUDA_LIB_DIR. */
@@ -209,7 +209,7 @@ class Peer implements CublasPeer {
     let sgemm = () => {};
     try {
       await validateThenTime(result, {
-        tolerance: F32_TOLERANCE,
+        numerics: F32_NUMERICS,
         compute: (a, b) => {
           const dA = this.malloc(a.byteLength, buffers);
           const dB = this.malloc(b.byteLength, buffers);

@@ -8,7 +8,7 @@ import { GemmError } from "../errors.ts";
 import { checkOperands, freshSeed, type Shape } from "../matrix.ts";
 import { timerNumbers, validateThenTime } from "../measure.ts";
 import { envOrUndefined, type PeerResult } from "../record.ts";
-import { F32_TOLERANCE } from "../registry.ts";
+import { F32_NUMERICS } from "../accuracy.ts";
 
 /** Where libopenblas is looked for, after $GEMM_OPENBLAS (Debian's libopenblas0-pthread first). */
 export const OPENBLAS_PATHS = [
@@ -171,7 +171,7 @@ class Peer implements OpenBlasPeer {
     };
     let inputs: { a: Float32Array; b: Float32Array; c: Float32Array } | undefined;
     return validateThenTime(result, {
-      tolerance: F32_TOLERANCE,
+      numerics: F32_NUMERICS,
       checkRows: opts.checkRows,
       compute: (a, b) => {
         this.setThreads(threads);

@@ -22,7 +22,7 @@ import { type Gpu, orLost } from "../gpu.ts";
 import { freshSeed, type Shape } from "../matrix.ts";
 import { validateThenTime } from "../measure.ts";
 import type { PeerResult } from "../record.ts";
-import { F32_TOLERANCE } from "../registry.ts";
+import { F32_NUMERICS } from "../accuracy.ts";
 import { median, summarize } from "../timing.ts";
 import { GemmError } from "../errors.ts";
 
@@ -98,7 +98,7 @@ async function runTfjs(
   const operands: tf.Tensor2D[] = [];
   try {
     return await validateThenTime(result, {
-      tolerance: F32_TOLERANCE,
+      numerics: F32_NUMERICS,
       compute: async (a, b) => {
         if (!internals.supportTimestampQuery) {
           throw new GemmError(
