@@ -1,2 +1,0 @@
-import { step } from "../kernels/12_generated/step.ts";
-console.log(step.generate!(step.params));
