@@ -22,7 +22,7 @@ import {
   saveProgress,
 } from "./bench_output.ts";
 import { DeviceLostError, GemmError, LimitError, UsageError } from "./errors.ts";
-import { caseSeeds, fuzzShapes, sweepKernel, tileSizes } from "./fuzz.ts";
+import { caseSeeds, checkShapes, sweepKernel } from "./fuzz.ts";
 import { acquireGpu, type Gpu } from "./gpu.ts";
 import { paddedSize } from "./kernels/cost.ts";
 import { knobShape, sweepKnob } from "./knob_sweep.ts";
@@ -451,7 +451,7 @@ async function knobSweeps(
   record.notes.push(`knobs swept at ${n}: ${record.knobs.map((k) => k.kernel).join(", ")}`);
 }
 
-/** Check one kernel (no timing) on `count` random shapes (lib/fuzz.ts), 1..300 per dimension. */
+/** Check one kernel (no timing) on its tail shapes and `count` random ones (lib/fuzz.ts). */
 async function validationSweep(
   gpu: Gpu,
   spec: KernelSpec,
@@ -459,9 +459,9 @@ async function validationSweep(
   log: (line: string) => void,
 ): Promise<ValidationSweep> {
   const next = rng(freshSeed());
-  const shapes = fuzzShapes(count, tileSizes(gpu, spec), next);
-  const sweep = await sweepKernel(gpu, spec, shapes, caseSeeds(count, next));
-  log(`validate ${spec.id}: ${sweep.passed}/${sweep.shapes} random shapes passed`);
+  const shapes = checkShapes(gpu, spec, count, next);
+  const sweep = await sweepKernel(gpu, spec, shapes, caseSeeds(shapes.length, next));
+  log(`validate ${spec.id}: ${sweep.passed}/${sweep.shapes} tail and random shapes passed`);
   return sweep;
 }
 

@@ -1,15 +1,16 @@
 /**
- * Random-shape checks of one kernel: the shapes (1..300 per dimension, a mix of uniform draws,
- * primes, and multiples of the kernel's tile sizes plus or minus one, where edge handling
- * breaks), and the sweep that runs each through the runner's validation (fresh inputs, C
- * poisoned with NaN, float64 reference) without timing. Used by `deno task bench --validate N`
- * and `deno task fuzz`.
+ * Shape checks of one kernel: its tail shapes (lib/kernels/tails.ts), then random shapes (1..300
+ * per dimension, a mix of uniform draws, primes, and multiples of the kernel's tile sizes plus or
+ * minus one, where edge handling breaks), and the sweep that runs each through the runner's
+ * validation (fresh inputs, C poisoned with NaN, float64 reference) without timing. Used by
+ * `deno task bench --validate N` and `deno task fuzz`.
  */
 import type { Gpu } from "./gpu.ts";
 import type { Shape } from "./matrix.ts";
 import type { ValidationSweep } from "./record.ts";
 import type { KernelSpec } from "./registry.ts";
 import { kernelParams, runKernel } from "./runner.ts";
+import { tailShapes } from "./kernels/tails.ts";
 
 /** Largest dimension drawn: big enough for several tiles, small enough for a software adapter. */
 export const FUZZ_MAX_DIM = 300;
@@ -49,6 +50,19 @@ export function fuzzShapes(count: number, tiles: number[], next: () => number): 
     return Math.min(FUZZ_MAX_DIM, Math.max(1, d));
   };
   return Array.from({ length: count }, () => ({ m: dim(), k: dim(), n: dim() }));
+}
+
+/** The kernel's tail shapes with its parameters on this device, then `count` random shapes. */
+export function checkShapes(
+  gpu: Gpu,
+  spec: KernelSpec,
+  count: number,
+  next: () => number,
+): Shape[] {
+  return [
+    ...tailShapes(spec, kernelParams(gpu, spec)).map((t) => t.shape),
+    ...fuzzShapes(count, tileSizes(gpu, spec), next),
+  ];
 }
 
 /** One failed shape, with the input seed that reproduces it. */

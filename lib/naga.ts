@@ -28,6 +28,11 @@ export interface NagaKernelReport {
   /** Tile parameters the pipeline was created with (override constants or generator input). */
   params: Record<string, number>;
   /** Words of SPIR-V handed to vkCreateShaderModule. */
+  /**
+   * SHA-256 of the WGSL it was compiled from, with its override constants: the test compares it
+   * with today's kernel text, so a report of an older kernel cannot pass for this one.
+   */
+  sourceSha256: string;
   spirvWords: number;
   /** Loops in the module (OpLoopMerge), and how many of them carry naga's hidden counter. */
   loops: number;

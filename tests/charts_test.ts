@@ -467,12 +467,17 @@ Deno.test("charts of the H200 records fit a 900 px output area, legends uncut, c
   }
 });
 
-Deno.test("roofline: f16 roof drawn when measured, the f16 kernel bounded by it", async () => {
+// Reported as ignored (with the reason on the console), never passed, without shader-f16.
+const hasF16 = (await acquireGpu()).has("shader-f16");
+if (!hasF16) console.log("roofline f16 test ignored: this adapter has no shader-f16");
+Deno.test({
+  name: "roofline: f16 roof drawn when measured, the f16 kernel bounded by it",
+  ignore: !hasF16,
+}, async () => {
   const { record } = await liveRun();
   const f16 = KERNELS.find((k) => k.precision === "f16" && !k.demo)!;
   const n = Math.max(...SIZES);
   const result = await runKernel(liveGpu!, f16, { m: n, k: n, n }, { budgetMs: 10 });
-  if (!liveGpu!.has("shader-f16")) return;
   assert.ok(result.validated && record.ceilings?.f16Gflops, "f16 kernel and f16 ceiling measured");
   const withF16 = { ...record, results: [...record.results, result] };
   const chart = rooflineChart(withF16);

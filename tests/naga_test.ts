@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { type ClampCounts, loadNagaClamps, type NagaKernelReport } from "../lib/naga.ts";
+import { kernelSha256, labKernelOf } from "../lab/naga/kernels.ts";
 
 const report = await loadNagaClamps();
 const find = (kernel: string, variant: string) =>
@@ -32,6 +33,18 @@ function assertKernel(k: NagaKernelReport) {
   assert.match(k.excerpts.fragmentRead, /OpAccessChain/);
   assert.match(k.excerpts.loopCounter, /OpLoopMerge/);
 }
+
+Deno.test("the naga report was made from today's kernel text", async () => {
+  for (const k of report.kernels) {
+    const current = await kernelSha256(await labKernelOf(k));
+    assert.equal(
+      k.sourceSha256,
+      current,
+      `${k.kernel} (${k.variant}): data/naga/clamps.json is of other kernel text; ` +
+        "run lab/naga/dump.ts again",
+    );
+  }
+});
 
 Deno.test("the naga report has both kernels, read from captured SPIR-V", () => {
   assert.match(report.naga, /^\d+\.\d+\.\d+$/);

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { extractNotebooks, listNotebooks, notebookModule } from "../tools/notebook_cells.ts";
-import { fmt, tableBundle } from "../lib/notebook/format.ts";
+import { fmt, tableBundle, UNVALIDATED_MIME } from "../lib/notebook/format.ts";
 import { type DisplayBundle, liveDisplay } from "../lib/notebook/jupyter.ts";
 import { kernel, predict } from "../lib/notebook/kernels.ts";
 import { setRecordsDir, showRecorded, showRecordedCeilings } from "../lib/notebook/recorded.ts";
@@ -83,6 +83,58 @@ Deno.test("the runner keeps late outputs: a quick notebook, 12 times, nothing lo
   }
 });
 
+/** A one-cell notebook whose table shows a kernel that failed validation. */
+function unvalidatedNotebook(expect: string[]): string {
+  const bundle = tableBundle(["kernel", "validated"], [["07_vectorize", false]]);
+  return JSON.stringify({
+    nbformat: 4,
+    nbformat_minor: 5,
+    metadata: { kernelspec: { name: "deno", display_name: "Deno", language: "typescript" } },
+    cells: [{
+      id: "unvalidated-01",
+      cell_type: "code",
+      metadata: { expect },
+      execution_count: null,
+      source: `Deno.jupyter.display(${JSON.stringify(bundle)}, { raw: true });`,
+      outputs: [],
+    }],
+  });
+}
+
+Deno.test("both executors fail a notebook that shows a kernel not validated, unless declared", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "gemm-unvalidated-" });
+  try {
+    const shown = `${dir}/shown.ipynb`, declared = `${dir}/declared.ipynb`;
+    await Deno.writeTextFile(shown, unvalidatedNotebook(["text/plain"]));
+    await Deno.writeTextFile(declared, unvalidatedNotebook(["text/plain", UNVALIDATED_MIME]));
+    const failed = await runNotebooks([shown, "--out", `${dir}/out`]);
+    assert.equal(failed.code, 1, failed.report);
+    assert.match(failed.report, /shows a kernel not validated \(07_vectorize\)/);
+    const ok = await runNotebooks([declared, "--out", `${dir}/out`]);
+    assert.equal(ok.code, 0, ok.report);
+    for (const [file, code] of [[shown, 1], [declared, 0]] as const) {
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "-A",
+          new URL("tools/execute_notebook.ts", root).pathname,
+          "--out",
+          `${dir}/ts`,
+          file,
+        ],
+        env: { XDG_RUNTIME_DIR: Deno.env.get("XDG_RUNTIME_DIR") ?? "/tmp" },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const report = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+      assert.equal(out.code, code, report);
+      if (code) assert.match(report, /shows a kernel not validated \(07_vectorize\)/);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test({
   name: "every notebook executes headlessly with every expected output",
   ignore: Deno.env.get("GEMM_SKIP_NOTEBOOKS") === "1",
@@ -110,6 +162,12 @@ Deno.test("tableBundle: plain text, markdown and HTML carry the same cells", () 
   assert.match(String(b["text/markdown"]), /\| a\\\|b \| - \|/);
   assert.match(String(b["text/html"]), /<caption>cap<\/caption>/);
   assert.match(String(b["text/html"]), /<td style="text-align:right">1\.23<\/td>/);
+  assert.equal(b[UNVALIDATED_MIME], undefined);
+  const failed = tableBundle(
+    ["kernel", "shape", "validated", "validated without padding"],
+    [["02_naive", "64", true, true], ["07_vectorize", "65", true, false], ["x", "1", false, "n/a"]],
+  );
+  assert.deepEqual(failed[UNVALIDATED_MIME], ["07_vectorize 65", "x 1"]);
 });
 
 Deno.test("predict: the naive model is 1/4 FLOP per byte and memory-bound under a low roof", () => {

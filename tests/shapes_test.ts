@@ -14,6 +14,7 @@ import {
   candidates,
   deviceModel,
   gemvRows,
+  modelPlan,
   pickPlan,
   PLAN_GEMV,
   PLAN_TILES,
@@ -144,19 +145,15 @@ Deno.test("shapes: the picker's rules on an H200 (132 SMs, no per-shape search s
   const w = waves(Math.ceil(1000 / 128) * Math.ceil(777 / 256), 132, residentPerSm(big));
   assert.equal(w.waves, 1);
   assert.ok(w.fill < 0.25, `fill ${w.fill}`);
-  const kindAt = (s: Shape) => {
-    const pick = pickPlan(s, H200);
-    return pick.from === "model" ? pick.kind : undefined;
-  };
-  // Skip the rules when a committed H200 search overrides the model.
-  if (kindAt({ m: 4096, k: 4096, n: 4096 }) === undefined) return;
+  // The model's rules, whatever per-shape search is committed for the H200.
+  const kindAt = (s: Shape) => modelPlan(s, H200).kind;
   assert.equal(kindAt({ m: 1, k: 4096, n: 4096 }), "matrix-vector");
   assert.equal(kindAt({ m: 16, k: 4096, n: 4096 }), "matrix-vector");
   assert.equal(kindAt({ m: 256, k: 65536, n: 256 }), "split-K");
   assert.equal(kindAt({ m: 4096, k: 4096, n: 4096 }), "tiles");
   assert.equal(kindAt({ m: 8192, k: 8192, n: 8192 }), "tiles");
   // Small grids take smaller tiles than the 4096 configuration.
-  const odd = pickPlan({ m: 1000, k: 3000, n: 777 }, H200).params;
+  const odd = modelPlan({ m: 1000, k: 3000, n: 777 }, H200).params;
   assert.ok(odd.BM * odd.BN < 128 * 256 || odd.SLICES > 1, JSON.stringify(odd));
   assert.equal(gemvRows(20), 10);
   assert.equal(

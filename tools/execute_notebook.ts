@@ -8,7 +8,8 @@
  * Each notebook gets a fresh kernel started in its folder. Cells run in order; the first error
  * is recorded in its cell, later cells are left without outputs, and the exit status is 1.
  * Every code cell must declare the outputs it shows (metadata `expect`, as
- * tools/run_notebooks.py reads it); a missing one also fails the notebook.
+ * tools/run_notebooks.py reads it); a missing one also fails the notebook, and so does a table
+ * that shows a kernel not validated in a cell that does not declare it as a demonstration.
  *
  * Deno's kernel can publish a cell's outputs after its `idle` status: after each cell a silent
  * sentinel runs, and messages are collected until the sentinel is idle and iopub has been quiet
@@ -34,6 +35,8 @@ import {
 } from "./notebook_json.ts";
 
 const ROOT = new URL("../", import.meta.url);
+/** Tables list their rows that failed validation under this MIME type (lib/notebook/format.ts). */
+const UNVALIDATED_MIME = "application/vnd.gemm-ladder.unvalidated+json";
 /** Late outputs come within milliseconds of `idle`; the sentinel's round trip covers most. */
 const QUIET_MS = 300;
 const SESSION_MODULE = new URL("lib/notebook/session.ts", ROOT).href;
@@ -179,12 +182,24 @@ function missingOutputs(cell: Cell, index: number): string[] {
     ),
   );
   const text = cellText(outputs);
-  return expect.flatMap((item) => {
-    if (item.startsWith("text:")) {
-      return text.includes(item.slice(5)) ? [] : [`cell ${index}: missing text "${item.slice(5)}"`];
-    }
-    return mimes.has(item) ? [] : [`cell ${index}: missing output ${item}`];
-  });
+  const unvalidated = mimes.has(UNVALIDATED_MIME) && !expect.includes(UNVALIDATED_MIME)
+    ? [
+      `cell ${index}: shows a kernel not validated (${
+        outputs.flatMap((o) => ((o.data ?? {}) as JsonObject)[UNVALIDATED_MIME] ?? []).join(", ")
+      }); a deliberate demonstration declares ${UNVALIDATED_MIME} in \`expect\``,
+    ]
+    : [];
+  return [
+    ...unvalidated,
+    ...expect.flatMap((item) => {
+      if (item.startsWith("text:")) {
+        return text.includes(item.slice(5))
+          ? []
+          : [`cell ${index}: missing text "${item.slice(5)}"`];
+      }
+      return mimes.has(item) ? [] : [`cell ${index}: missing output ${item}`];
+    }),
+  ];
 }
 
 /** The commit the notebooks ran from: GEMM_COMMIT, or git's HEAD (with -dirty for local edits). */

@@ -8,9 +8,7 @@
  */
 import { parseDim, parseKernels, parseShape, splitOnce } from "../lib/bench_args.ts";
 import { GemmError, UsageError } from "../lib/errors.ts";
-import { caseSeeds, FUZZ_MAX_DIM, fuzzShapes, sweepKernel, tileSizes } from "../lib/fuzz.ts";
-import { tailShapes } from "../lib/kernels/tails.ts";
-import { kernelParams } from "../lib/runner.ts";
+import { caseSeeds, checkShapes, FUZZ_MAX_DIM, sweepKernel } from "../lib/fuzz.ts";
 import { acquireGpu, type Gpu } from "../lib/gpu.ts";
 import { freshSeed, rng, type Shape, shapeLabel } from "../lib/matrix.ts";
 import { KERNELS, type KernelSpec } from "../lib/registry.ts";
@@ -103,11 +101,7 @@ export async function fuzz(
   const reports: FuzzReport[] = [];
   for (const spec of args.kernels) {
     const next = rng(runSeed);
-    const params = kernelParams(gpu, spec);
-    const shapes = args.shapes.length ? args.shapes : [
-      ...tailShapes(spec, params).map((t) => t.shape),
-      ...fuzzShapes(args.count, tileSizes(gpu, spec), next),
-    ];
+    const shapes = args.shapes.length ? args.shapes : checkShapes(gpu, spec, args.count, next);
     const seeds = args.shapes.length ? shapes.map(() => runSeed) : caseSeeds(shapes.length, next);
     const sweep = await sweepKernel(gpu, spec, shapes, seeds);
     const report: FuzzReport = {

@@ -16,6 +16,9 @@ Each code cell declares what it must show in its metadata, e.g.
 where an entry is a MIME type that some output must carry ("stream" for printed text), or
 "text:MARKER" that the cell's text outputs must contain. Every code cell must declare `expect`
 (an empty list for a cell that shows nothing), so a lost output can never pass silently.
+A table that shows a kernel not validated lists those rows under UNVALIDATED_MIME; a cell whose
+outputs carry it fails unless it declares that MIME type in `expect` (a deliberate
+demonstration of a wrong kernel, which then must show one).
 
 The trap this handles: Deno's kernel can publish a cell's outputs after its `idle` status, and
 stock nbclient stops listening at `idle`, dropping them (with --stock, the fixture
@@ -24,8 +27,8 @@ sends a silent sentinel execution and keeps collecting the cell's messages until
 idle and the channel has then been quiet for a while. Late messages keep their cell's parent id,
 so they are attached to the right cell.
 
-Executed notebooks go to site/executed/ (git-ignored). Exit status 1 on any cell error or
-missing output. The last stdout line is a JSON summary (per-notebook seconds, failures).
+Executed notebooks go to site/executed/ (git-ignored). Exit status 1 on any cell error,
+missing output, or undeclared failed validation. The last stdout line is a JSON summary (per-notebook seconds, failures).
 """
 
 import argparse
@@ -49,6 +52,8 @@ from nbclient.util import ensure_async
 ROOT = Path(__file__).resolve().parent.parent
 KERNEL_NAME = "gemm-ladder-deno"
 TEXT_MIMES = ("text/plain", "text/markdown", "text/html", "image/svg+xml")
+# Rows that failed validation, listed by the library's tables (lib/notebook/format.ts).
+UNVALIDATED_MIME = "application/vnd.gemm-ladder.unvalidated+json"
 
 
 def project_deno(explicit: str | None = None) -> str:
@@ -204,6 +209,11 @@ def missing_outputs(nb) -> list:
             problems.append(f"cell {index}: no `expect` metadata (declare [] for no output)")
             continue
         mimes, text = cell_mimes(cell), cell_text(cell)
+        if UNVALIDATED_MIME in mimes and UNVALIDATED_MIME not in expect:
+            rows = [row for out in cell.get("outputs", [])
+                    for row in out.get("data", {}).get(UNVALIDATED_MIME, [])]
+            problems.append(f"cell {index}: shows a kernel not validated ({', '.join(rows)}); "
+                            f"a deliberate demonstration declares {UNVALIDATED_MIME} in `expect`")
         for item in expect:
             if item.startswith("text:"):
                 if item[5:] not in text:

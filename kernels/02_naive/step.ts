@@ -1,5 +1,5 @@
 /** Naive: one invocation per element of C. */
-import { ceilDiv, naiveModel  } from "../../lib/kernels/cost.ts";
+import { ceilDiv, naiveModel } from "../../lib/kernels/cost.ts";
 import { F32_NUMERICS } from "../../lib/accuracy.ts";
 import { type KernelSpec, stepLayout } from "../../lib/kernels/spec.ts";
 

@@ -1,5 +1,5 @@
 /** Coalesced: the naive kernel with x walking the columns of C. */
-import { ceilDiv, naiveModel  } from "../../lib/kernels/cost.ts";
+import { ceilDiv, naiveModel } from "../../lib/kernels/cost.ts";
 import { F32_NUMERICS } from "../../lib/accuracy.ts";
 import { type KernelSpec, stepLayout } from "../../lib/kernels/spec.ts";
 import { ANY, need } from "../../lib/kernels/tiling.ts";

@@ -1,5 +1,5 @@
 /** Workgroup tiles, and the two teaching variants that each drop one of its barriers. */
-import { ceilDiv, tiledModel  } from "../../lib/kernels/cost.ts";
+import { ceilDiv, tiledModel } from "../../lib/kernels/cost.ts";
 import { F32_NUMERICS } from "../../lib/accuracy.ts";
 import { type KernelSpec, stepLayout, variantLayout } from "../../lib/kernels/spec.ts";
 import { ANY, F32, need } from "../../lib/kernels/tiling.ts";

@@ -1,5 +1,5 @@
 /** 1D blocktiling: each invocation computes 8 outputs of one column. */
-import { tiledModel  } from "../../lib/kernels/cost.ts";
+import { tiledModel } from "../../lib/kernels/cost.ts";
 import { F32_NUMERICS } from "../../lib/accuracy.ts";
 import { type KernelSpec, stepLayout } from "../../lib/kernels/spec.ts";
 import { ANY, blockGrid, F32, need } from "../../lib/kernels/tiling.ts";

@@ -1,5 +1,5 @@
 /** 2D blocktiling: an 8 x 8 block of C per invocation, and its local-array teaching variant. */
-import { launchModel  } from "../../lib/kernels/cost.ts";
+import { launchModel } from "../../lib/kernels/cost.ts";
 import { F32_NUMERICS } from "../../lib/accuracy.ts";
 import { type KernelSpec, type Params, stepLayout, variantLayout } from "../../lib/kernels/spec.ts";
 import { ANY, blockGrid, F32, need, threads8x8 } from "../../lib/kernels/tiling.ts";

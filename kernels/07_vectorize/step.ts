@@ -1,5 +1,5 @@
 /** Vectorized: 16-byte loads and stores, A transposed in workgroup memory. */
-import { launchModel  } from "../../lib/kernels/cost.ts";
+import { launchModel } from "../../lib/kernels/cost.ts";
 import { F32_NUMERICS } from "../../lib/accuracy.ts";
 import { type KernelSpec, type Params, stepLayout } from "../../lib/kernels/spec.ts";
 import { blockGrid, F32, need, threads8x8, VEC4 } from "../../lib/kernels/tiling.ts";

@@ -343,9 +343,20 @@ export function pickPlan(s: Shape, device: DeviceSummary): PlanChoice {
       return { params, kind: planKind(params), from: "tuned", waves: same?.waves ?? all[0].waves };
     }
   }
-  const best = all[0];
-  return { params: best.params, kind: best.kind, from: "model", waves: best.waves };
+  return choice(all[0]);
 }
+
+/** The model's plan alone, whatever per-shape search this device has saved. */
+export function modelPlan(s: Shape, device: DeviceSummary): PlanChoice {
+  return choice(candidates(s, device)[0]);
+}
+
+const choice = (best: Candidate): PlanChoice => ({
+  params: best.params,
+  kind: best.kind,
+  from: "model",
+  waves: best.waves,
+});
 
 /** Whether two plans are the same (compared on the plan's own keys). */
 function sameParams(a: Params, b: Params): boolean {

@@ -40,6 +40,8 @@ export interface KernelInput {
   kernel: string;
   variant: string;
   params: Record<string, number>;
+  /** SHA-256 of the WGSL compiled and its override constants (lab/naga/kernels.ts). */
+  sourceSha256: string;
   spirvWords: number;
   hotLoopWhat: string;
   kStepsPerTrip: number;
@@ -222,6 +224,7 @@ export function analyse(asm: string, input: KernelInput): NagaKernelReport {
     kernel: input.kernel,
     variant: input.variant,
     params: input.params,
+    sourceSha256: input.sourceSha256,
     spirvWords: input.spirvWords,
     loops: loops.length,
     loopsWithCounter,

@@ -7,7 +7,7 @@
  * it writes are that kernel's; the last is the pipeline's (the ones before are wgpu's own).
  */
 import { analyse, type KernelInput } from "./analyse.ts";
-import { kernelSource, TILE } from "./kernels.ts";
+import { kernelSha256, kernelSource, TILE } from "./kernels.ts";
 import type { NagaClamps, NagaKernelReport } from "../../lib/naga.ts";
 
 const here = new URL(".", import.meta.url).pathname;
@@ -38,7 +38,7 @@ async function capture(args: string[]): Promise<{ asm: string; words: number; lo
 /** What to compile: 11, then 12 with all transforms, then 12 with each other combination. */
 function variants(): {
   args: string[];
-  input: Omit<KernelInput, "spirvWords" | "params" | "fragmentWgsl">;
+  input: Omit<KernelInput, "spirvWords" | "params" | "fragmentWgsl" | "sourceSha256">;
 }[] {
   const out = [{
     args: ["11"],
@@ -100,7 +100,13 @@ for (const { args, input } of variants()) {
   adapter = got.log.match(/^adapter (.*) \(tile/m)?.[1] ?? adapter;
   const fragmentWgsl = source.code.match(/let a0\w* = As\[.*?\];/)![0];
   kernels.push(
-    analyse(got.asm, { ...input, params: source.params, spirvWords: got.words, fragmentWgsl }),
+    analyse(got.asm, {
+      ...input,
+      params: source.params,
+      sourceSha256: await kernelSha256(source),
+      spirvWords: got.words,
+      fragmentWgsl,
+    }),
   );
   console.log(input.kernel, input.variant, JSON.stringify(kernels.at(-1)!.hotLoop));
 }

@@ -14,6 +14,21 @@ export interface LabKernel {
   params: Record<string, number>;
 }
 
+/** SHA-256 (hex) of a lab kernel's text and override constants: what its report was made from. */
+export async function kernelSha256({ code, constants }: LabKernel): Promise<string> {
+  const text = `${code}\n${JSON.stringify(constants)}`;
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** The lab kernel a report entry was compiled from: "11", or "12" with its transforms. */
+export function labKernelOf(report: { kernel: string; params: Record<string, number> }) {
+  const p = report.params;
+  return report.kernel === "11_autotune"
+    ? kernelSource("11", [])
+    : kernelSource("12", [p.UNROLL, p.NESTED, p.LITERAL_BUFFER]);
+}
+
 /** "11", or "12" with [UNROLL, NESTED, LITERAL_BUFFER]. */
 export async function kernelSource(kernel: string, transforms: number[]): Promise<LabKernel> {
   if (kernel === "11") {

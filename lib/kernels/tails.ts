@@ -26,7 +26,7 @@ export interface TileSizes {
  * Rows, columns and depth of one tile: BM, BN, BK for the blocked kernels, TILE for the
  * square-tiled one, the workgroup's size for kernels with one output per invocation.
  */
-export function tileSizes(spec: Pick<KernelSpec, "workgroupSize">, p: Params): TileSizes {
+export function tileOf(spec: Pick<KernelSpec, "workgroupSize">, p: Params): TileSizes {
   const [x, y] = spec.workgroupSize(p);
   return {
     m: p.BM ?? p.TILE ?? y,
@@ -51,7 +51,7 @@ export function tailShapes(
   spec: Pick<KernelSpec, "workgroupSize" | "align">,
   p: Params,
 ): TailShape[] {
-  const tile = tileSizes(spec, p);
+  const tile = tileOf(spec, p);
   const align = spec.align(p);
   // Past a whole number of tiles by more than a strip: bounds-checked edge tiles.
   const edgeM = 2 * tile.m + STRIP_WIDTH + 1, edgeN = 2 * tile.n + STRIP_WIDTH + 1;

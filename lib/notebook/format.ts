@@ -45,7 +45,25 @@ export function fmt(x: Cell, digits = 3): string {
   return Number(x.toPrecision(digits)).toLocaleString("en-US", { maximumFractionDigits: 6 });
 }
 
-/** A table as markdown, HTML and aligned plain text. */
+/**
+ * The MIME type under which a table lists its rows that failed validation (a row whose
+ * "validated" column is false). Viewers ignore it; the notebook executors fail a notebook whose
+ * outputs carry it unless the cell declares it in its `expect` metadata (a deliberate
+ * demonstration of a wrong kernel).
+ */
+export const UNVALIDATED_MIME = "application/vnd.gemm-ladder.unvalidated+json";
+
+/** The rows whose "validated..." column is false, each named by its first cells. */
+function unvalidatedRows(columns: string[], rows: Cell[][]): string[] {
+  const checks = columns.flatMap((c, i) => (c.startsWith("validated") ? [i] : []));
+  return rows.filter((r) => checks.some((i) => r[i] === false))
+    .map((r) => r.slice(0, Math.min(2, checks[0])).map((c) => fmt(c)).join(" "));
+}
+
+/**
+ * A table as markdown, HTML and aligned plain text; rows that failed validation are also listed
+ * under UNVALIDATED_MIME.
+ */
 export function tableBundle(columns: string[], rows: Cell[][], caption?: string): DisplayBundle {
   // Short rows are padded with "-" so a missing trailing value can never break the table.
   const text = rows.map((r) => columns.map((_, i) => fmt(r[i])));
@@ -70,7 +88,13 @@ export function tableBundle(columns: string[], rows: Cell[][], caption?: string)
     `<thead><tr>${columns.map((c, i) => td("th", c, i)).join("")}</tr></thead><tbody>` +
     text.map((r) => `<tr>${r.map((c, i) => td("td", c, i)).join("")}</tr>`).join("") +
     `</tbody></table>`;
-  return { "text/plain": plain, "text/markdown": md, "text/html": html };
+  const unvalidated = unvalidatedRows(columns, rows);
+  return {
+    "text/plain": plain,
+    "text/markdown": md,
+    "text/html": html,
+    ...(unvalidated.length ? { [UNVALIDATED_MIME]: unvalidated } : {}),
+  };
 }
 
 /** Show a table (see tableBundle). */
