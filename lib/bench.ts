@@ -341,8 +341,8 @@ async function shapePlans(
 }
 
 /**
- * Our CPU matmuls (naive, ikj, blocked at its best block) and, unless --no-peers, OpenBLAS with
- * one and all threads: small sizes next to a software adapter, up to 1024 next to a real GPU.
+ * The CPU ladder and, unless --no-peers, OpenBLAS with one and all threads and jax-js's CPU
+ * backend: small sizes next to a software adapter, up to 2048 next to a real GPU (--cpu-sizes).
  */
 async function cpuSuite(
   gpu: Gpu,
@@ -350,15 +350,12 @@ async function cpuSuite(
   record: RunRecord,
   log: (line: string) => void,
 ) {
-  const sizes = gpu.summary.software ? [128, 256] : [256, 512, 1024];
-  log(
-    `cpu: naive, ikj, blocked (block sweep)${args.peers ? ", OpenBLAS" : ""} at ${
-      sizes.join(", ")
-    }`,
-  );
+  const sizes = args.cpuSizes ?? (gpu.summary.software ? [128, 256] : [256, 512, 1024, 2048]);
+  log(`cpu: the CPU ladder${args.peers ? ", OpenBLAS, jax-js" : ""} at ${sizes.join(", ")}`);
   const suite = await runCpuSuite({
     sizes,
     openblas: args.peers,
+    jax: args.peers,
     onRow: (row) => {
       const name = "peer" in row
         ? `peer:${row.peer}`

@@ -21,8 +21,10 @@ export interface BenchArgs {
   peers: boolean;
   /** Measure the bandwidth and FP32 ceilings for the roofline. */
   ceilings: boolean;
-  /** Run the CPU suite (our CPU matmuls, block-size sweep). */
+  /** Run the CPU suite (the CPU ladder, OpenBLAS and jax-js). */
   cpu: boolean;
+  /** The CPU suite's sizes (default: 256 to 2048 on a GPU host, small on a software adapter). */
+  cpuSizes?: number[];
   /** Run the autotuner's search before timing the autotuned kernel. */
   tune: boolean;
   /** Run step 13's per-shape plan search over its shapes before timing. */
@@ -47,6 +49,9 @@ export const USAGE = `Usage: deno task bench [flags]
   --no-peers       skip cuBLAS, TF.js WebGPU and OpenBLAS
   --no-ceilings    skip the bandwidth / FP32 / f16 ceiling measurements
   --no-cpu         skip the CPU suite
+  --cpu-sizes LIST the CPU suite's square sizes (default 256,512,1024,2048; 128,256 on a
+                   software adapter); a rung is skipped where it would take over 20 s a call
+  --cpu-only       only the CPU suite: no GPU kernels, GPU peers or ceilings
   --tune           run the autotuner's search (slow) instead of reusing saved tuning
   --tune-shapes    run the shapes step's per-shape plan search over its shapes (the suite
                    on a GPU) and save it before timing
@@ -125,6 +130,15 @@ function parseFlags(argv: readonly string[], registry: KernelSpec[]): BenchArgs 
       case "--no-cpu":
         noValue();
         args.cpu = false;
+        break;
+      case "--cpu-sizes":
+        args.cpuSizes = value().split(",").map((n) => parseDim(n, "--cpu-sizes"))
+          .sort((a, b) => a - b);
+        break;
+      case "--cpu-only":
+        noValue();
+        args.kernels = [];
+        args.ceilings = false;
         break;
       case "--tune":
         noValue();

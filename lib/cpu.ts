@@ -11,8 +11,15 @@ import { GemmError } from "./errors.ts";
 import { checkOperands, freshSeed, randomMatrix, type Shape } from "./matrix.ts";
 import { median } from "./timing.ts";
 
-/** Every CPU matmul: row-major A (m x k) and B (k x n) in, a new row-major C (m x n) out. */
-export type CpuMatmul = (a: Float32Array, b: Float32Array, shape: Shape) => Float32Array;
+/**
+ * Every CPU matmul: row-major A (m x k) and B (k x n) in, a new row-major C (m x n) out (a
+ * promise of it from the threaded one).
+ */
+export type CpuMatmul = (
+  a: Float32Array,
+  b: Float32Array,
+  shape: Shape,
+) => Float32Array | Promise<Float32Array>;
 
 /** The lecture's loop nest: one dot product per element of C; B is walked down a column. */
 export function naiveMatmul(a: Float32Array, b: Float32Array, shape: Shape): Float32Array {
@@ -318,23 +325,23 @@ export interface CpuTimingOptions {
 }
 
 /** Time `fn` on `shape`: warm-up calls, then up to `reps` timed calls; median, min, max. */
-export function timeCpu(
+export async function timeCpu(
   fn: CpuMatmul,
   shape: Shape,
   reps = 5,
   opts: CpuTimingOptions = {},
-): CpuTiming {
+): Promise<CpuTiming> {
   const seed = freshSeed();
   const a = opts.a ?? randomMatrix(shape.m, shape.k, seed);
   const b = opts.b ?? randomMatrix(shape.k, shape.n, seed ^ 0x9e3779b9);
   checkOperands(shape, a, b);
-  for (let w = 0; w < (opts.warmup ?? 1); w++) fn(a, b, shape);
+  for (let w = 0; w < (opts.warmup ?? 1); w++) await fn(a, b, shape);
   const samplesMs: number[] = [];
   const budget = opts.budgetMs ?? Infinity;
   let spent = 0;
   while (samplesMs.length < Math.max(1, reps) && (samplesMs.length === 0 || spent < budget)) {
     const start = performance.now();
-    fn(a, b, shape);
+    await fn(a, b, shape);
     const ms = performance.now() - start;
     samplesMs.push(ms);
     spent += ms;

@@ -1,16 +1,13 @@
 /**
  * Measuring the CPU side: every CPU matmul is validated against the float64 reference on fresh
  * inputs before it is timed; the block-size sweep (the lecture's chart) and the suite the bench
- * and the CPU notebook run (naive, ikj, blocked at its best block, OpenBLAS 1 thread and all).
+ * and the CPU notebook run (the CPU ladder, OpenBLAS 1 thread and all, jax-js's CPU backend).
  */
-import {
-  blockedWith,
-  type CpuMatmul,
-  cpuModelRows,
-  ikjMatmul,
-  naiveMatmul,
-  timeCpu,
-} from "./cpu.ts";
+import { blockedWith, type CpuMatmul, cpuModelRows, timeCpu } from "./cpu.ts";
+import { CPU_LADDER } from "./cpu_ladder.ts";
+import { cacheSizes, defaultBlocks, hasRelaxedSimd } from "./cpu_simd.ts";
+import { CpuThreads } from "./cpu_threads.ts";
+import { runJaxCpu } from "./peers/jaxjs.ts";
 import { freshSeed, type Shape } from "./matrix.ts";
 import { timerNumbers, validateThenTime } from "./measure.ts";
 import { openOpenBlas } from "./peers/openblas.ts";
@@ -45,9 +42,9 @@ export function measureCpu(
         // This first call is also the JIT warm-up for the timed calls.
         return fn(a, b, shape);
       },
-      time: () =>
+      time: async () =>
         timerNumbers(
-          timeCpu(fn, shape, opts.reps ?? 3, {
+          await timeCpu(fn, shape, opts.reps ?? 3, {
             ...inputs,
             warmup: 0,
             budgetMs: opts.budgetMs ?? 4000,
@@ -97,29 +94,37 @@ export function bestBlock(sweep: readonly SweepRow[], n: number): SweepRow | und
 }
 
 export interface CpuSuiteOptions extends CpuRunOptions {
-  /** Square sizes (default 256, 512, 1024). */
+  /** Square sizes, ascending (default 256, 512, 1024, 2048). */
   sizes?: number[];
-  /** Blocks tried at each size to find the best (default 32, 64, 128, 256). */
-  blocks?: number[];
+  /**
+   * A rung is skipped at a size where its time at the size before, scaled by N³, passes this
+   * many seconds per call (default 20): naive ijk stops where it would take minutes.
+   */
+  maxSeconds?: number;
+  /** Rungs to run, by id (default: the whole CPU ladder). */
+  steps?: string[];
   /** Run OpenBLAS 1 thread and all threads (default true). */
   openblas?: boolean;
-  /** Skip naive ijk above this N (its time grows as N³ at a low rate); default none. */
-  naiveMaxN?: number;
+  /** Run jax-js's WebAssembly backend (default true). */
+  jax?: boolean;
+  /** Threads of the threaded rung (default: one per core). */
+  threads?: number;
 }
 
-/** The suite's output: the record's `cpu` field and the OpenBLAS rows for its `peers`. */
+/** The suite's output: the record's `cpu` field and the peers' rows for its `peers`. */
 export interface CpuSuite {
   cpu: CpuRecord;
   peers: PeerResult[];
 }
 
 /**
- * Naive ijk, ikj, blocked (sweeping `blocks`, reporting the best) and OpenBLAS with 1 and all
- * threads at each size; every row validated against float64 before it is timed.
+ * The CPU ladder (lib/cpu_ladder.ts), OpenBLAS with 1 and all threads, and jax-js's CPU backend
+ * at each size; every row validated against float64 before it is timed.
  */
 export async function runCpuSuite(opts: CpuSuiteOptions = {}): Promise<CpuSuite> {
-  const sizes = opts.sizes ?? [256, 512, 1024];
-  const blocks = opts.blocks ?? [32, 64, 128, 256];
+  const sizes = opts.sizes ?? [256, 512, 1024, 2048];
+  const steps = CPU_LADDER.filter((s) => !opts.steps || opts.steps.includes(s.id));
+  const caches = cacheSizes();
   const cpu: CpuRecord = {
     machine: cpuMachine(),
     impls: [],
@@ -127,59 +132,70 @@ export async function runCpuSuite(opts: CpuSuiteOptions = {}): Promise<CpuSuite>
     model: cpuModelRows(sizes),
     notes: [],
   };
+  cpu.machine.caches = caches;
+  cpu.machine.blocks = defaultBlocks();
+  cpu.machine.relaxedSimd = hasRelaxedSimd();
   const peers: PeerResult[] = [];
   const blas = opts.openblas === false
     ? { available: false as const, reason: "OpenBLAS not run (disabled)" }
     : openOpenBlas();
   if (!blas.available) cpu.notes.push(blas.reason);
   else cpu.notes.push(`OpenBLAS: ${blas.peer.path} (${blas.peer.config})`);
+  let pool: CpuThreads | undefined;
+  if (steps.some((s) => s.id === "threads")) {
+    try {
+      pool = await CpuThreads.start(opts.threads);
+      cpu.machine.threads = pool.threads;
+    } catch (e) {
+      cpu.notes.push(`threads not run: ${(e as Error).message}`);
+    }
+  }
+  const maxMs = (opts.maxSeconds ?? 20) * 1000;
+  const last = new Map<string, { n: number; ms: number }>();
   try {
     for (const n of sizes) {
       const shape = { m: n, k: n, n };
-      const ours: [string, string, CpuMatmul][] = [["ikj", "ikj", ikjMatmul]];
-      if (opts.naiveMaxN === undefined || n <= opts.naiveMaxN) {
-        ours.unshift(["naive-ijk", "naive ijk", naiveMatmul]);
-      } else cpu.notes.push(`naive ijk skipped at N=${n} (naiveMaxN ${opts.naiveMaxN})`);
-      for (const [id, impl, fn] of ours) {
-        const r: CpuResult = { id, impl, ...await measureCpu(fn, shape, opts) };
-        cpu.impls.push(r);
-        await opts.onRow?.(r);
-      }
-      cpu.sweep.push(...await sweepBlockSizes([n], blocks, opts));
-      const best = bestBlock(cpu.sweep, n);
-      if (best) {
+      for (const step of steps) {
+        const fn = step.matmul(pool);
+        const before = last.get(step.id);
+        if (!fn) continue;
+        if (before && before.ms * (n / before.n) ** 3 > maxMs) {
+          cpu.notes.push(
+            `${step.title} not run at N=${n}: about ${
+              Math.round(before.ms * (n / before.n) ** 3 / 1000)
+            } s a call at its last size's rate (limit ${maxMs / 1000} s)`,
+          );
+          continue;
+        }
         const r: CpuResult = {
-          id: "blocked",
-          impl: `blocked ${best.block}`,
-          ...shape,
-          block: best.block,
-          relErr: best.relErr,
-          validated: true,
-          medianMs: best.medianMs,
-          minMs: best.minMs,
-          maxMs: best.maxMs,
-          reps: best.reps,
-          gflops: best.gflops,
-          timer: CPU_TIMER,
-          seed: best.seed,
+          id: step.id,
+          impl: step.title,
+          ...await measureCpu(fn, shape, opts),
         };
+        if (r.medianMs) last.set(step.id, { n, ms: r.medianMs });
         cpu.impls.push(r);
         await opts.onRow?.(r);
       }
+      const runs: (() => Promise<PeerResult>)[] = [];
       if (blas.available) {
         for (const threads of [1, "all"] as const) {
-          const r = await blas.peer.run(shape, {
-            threads,
-            reps: opts.reps,
-            budgetMs: opts.budgetMs,
-          });
-          peers.push(r);
-          await opts.onRow?.(r);
+          runs.push(() =>
+            blas.peer.run(shape, { threads, reps: opts.reps, budgetMs: opts.budgetMs })
+          );
         }
+      }
+      if (opts.jax !== false) {
+        runs.push(() => runJaxCpu(shape, { reps: opts.reps, budgetMs: opts.budgetMs }));
+      }
+      for (const run of runs) {
+        const r = await run();
+        peers.push(r);
+        await opts.onRow?.(r);
       }
     }
   } finally {
     if (blas.available) blas.peer.close();
+    pool?.close();
   }
   return { cpu, peers };
 }

@@ -5,6 +5,7 @@
  * number in a record was validated in the same run and names its device, date and commit.
  */
 import type { ErrorRatios } from "./accuracy.ts";
+import type { Blocks, CacheSizes } from "./cpu_simd.ts";
 import { deviceSlug, type DeviceSummary } from "./gpu.ts";
 import type { EdgePlan } from "./kernels/cost.ts";
 import { stepName } from "./kernels/spec.ts";
@@ -118,17 +119,21 @@ export interface CpuMachine {
   model: string;
   logicalCores: number;
   v8: string;
-  /** The JS code is single-threaded: one core. */
-  threads: 1;
+  /** Threads the threaded rung ran on (1 when it did not run). */
+  threads: number;
+  /** The caches the block sizes came from, the blocks, and whether relaxed SIMD was there. */
+  caches?: CacheSizes;
+  blocks?: Blocks;
+  relaxedSimd?: boolean;
   /** 1-minute load average when measuring began (other work on the box skews wall clocks). */
   loadAverage?: number;
 }
 
 /** One CPU matmul at one size: an entry of the record's `cpu.impls`. */
 export interface CpuResult extends Measured {
-  /** "naive-ijk", "ikj" or "blocked". */
+  /** The CPU ladder rung's id (lib/cpu_ladder.ts), e.g. "simd-blocked". */
   id: string;
-  /** Display label, e.g. "blocked 64" (what the CPU chart shows). */
+  /** Display label, e.g. "SIMD, cache blocks" (what the CPU chart shows). */
   impl: string;
   /** The block size, for "blocked". */
   block?: number;

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { measureCeilings } from "../lib/ceilings.ts";
-import { runCpuSuite } from "../lib/cpu_bench.ts";
+import { runCpuSuite, sweepBlockSizes } from "../lib/cpu_bench.ts";
 import { acquireGpu, type Gpu } from "../lib/gpu.ts";
 import {
   currentCommit,
@@ -88,7 +88,8 @@ function liveRun(): Promise<LiveData> {
       }
     }
     const ceilings = await measureCeilings(gpu, { bandwidthBytes: 4 << 20, passMs: 3, reps: 3 });
-    const cpuSuite = await runCpuSuite({ sizes: [32, 48], blocks: [0, 1, 4, 16], reps: 2 });
+    const cpuSuite = await runCpuSuite({ sizes: [32, 48], reps: 2 });
+    cpuSuite.cpu.sweep = await sweepBlockSizes([32, 48], [0, 1, 4, 16], { reps: 2 });
     peers.push(...cpuSuite.peers);
     const record: RunRecord = {
       schema: RECORD_SCHEMA,
@@ -203,7 +204,11 @@ Deno.test("ceilings, ladder, bound, scaling, intensity, cpu, autotune: marks and
   assertAxisTitles(cpu, ["Block size (elements)", "GFLOP/s (measured)", "Count"]);
   const largest = Math.max(...cpuRows.impls!.map((r) => r.n));
   assert.equal(countRole(cpu, "bar"), cpuRows.impls!.filter((r) => r.n === largest).length);
-  assert.ok(cpuRows.impls!.some((r) => r.impl.startsWith("blocked")));
+  assert.ok(cpuRows.impls!.some((r) => r.impl === "SIMD, all cores"));
+  assert.deepEqual(
+    cpuRows.impls!.filter((r) => r.reference && r.n === largest).map((r) => r.impl).sort(),
+    ["OpenBLAS (1 thread)", "OpenBLAS (all threads)", "jax-js (wasm, all threads)"],
+  );
 
   const trials = record.tuning![0].trials;
   const tune = autotuneChart(trials);

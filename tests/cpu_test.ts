@@ -15,6 +15,17 @@ import {
   timeCpu,
 } from "../lib/cpu.ts";
 import { bestBlock, measureCpu, runCpuSuite, sweepBlockSizes } from "../lib/cpu_bench.ts";
+import { CPU_LADDER } from "../lib/cpu_ladder.ts";
+import {
+  blocksFor,
+  cacheSizes,
+  hasRelaxedSimd,
+  kernelModule,
+  MR,
+  NR,
+  simdMatmul,
+} from "../lib/cpu_simd.ts";
+import { coreCount, CpuThreads } from "../lib/cpu_threads.ts";
 import { GemmError, ShapeError } from "../lib/errors.ts";
 import { freshSeed, randomMatrix, type Shape } from "../lib/matrix.ts";
 import { openOpenBlas } from "../lib/peers/openblas.ts";
@@ -34,11 +45,11 @@ const SHAPES: Shape[] = [
 ];
 const BLOCKS = [0, 1, 2, 3, 4, 5, 7, 16, 64, 128, 1000];
 
-function checkAgainstReference(name: string, fn: CpuMatmul, shape: Shape) {
+async function checkAgainstReference(name: string, fn: CpuMatmul, shape: Shape) {
   const seed = freshSeed();
   const a = randomMatrix(shape.m, shape.k, seed);
   const b = randomMatrix(shape.k, shape.n, seed ^ 1);
-  const c = fn(a, b, shape);
+  const c = await fn(a, b, shape);
   assert.equal(c.length, shape.m * shape.n, `${name} output length`);
   const rows = Array.from({ length: shape.m }, (_, i) => i);
   const check = checkProduct(c, a, b, shape, rows, F32_NUMERICS, seed);
@@ -48,20 +59,20 @@ function checkAgainstReference(name: string, fn: CpuMatmul, shape: Shape) {
   );
 }
 
-Deno.test("cpu: naive ijk and ikj match float64 on random shapes", () => {
+Deno.test("cpu: naive ijk and ikj match float64 on random shapes", async () => {
   for (const shape of SHAPES) {
-    checkAgainstReference("naive", naiveMatmul, shape);
-    checkAgainstReference("ikj", ikjMatmul, shape);
+    await checkAgainstReference("naive", naiveMatmul, shape);
+    await checkAgainstReference("ikj", ikjMatmul, shape);
   }
 });
 
-Deno.test("cpu: blocked matches float64 for every block, including non-multiples", () => {
+Deno.test("cpu: blocked matches float64 for every block, including non-multiples", async () => {
   for (const shape of SHAPES) {
     for (const block of BLOCKS) {
-      checkAgainstReference(`blocked ${block}`, blockedWith(block), shape);
+      await checkAgainstReference(`blocked ${block}`, blockedWith(block), shape);
     }
   }
-  checkAgainstReference("blocked default", blockedMatmul, { m: 200, k: 300, n: 150 });
+  await checkAgainstReference("blocked default", blockedMatmul, { m: 200, k: 300, n: 150 });
 });
 
 Deno.test("cpu: bad input is a typed error", () => {
@@ -69,6 +80,7 @@ Deno.test("cpu: bad input is a typed error", () => {
     ["naive", naiveMatmul],
     ["ikj", ikjMatmul],
     ["blocked", blockedWith(4)],
+    ["simd", simdMatmul],
   ];
   const ok = randomMatrix(2, 3);
   for (const [name, fn] of fns) {
@@ -116,7 +128,7 @@ Deno.test("cpu: the lecture's access model", () => {
 });
 
 Deno.test("cpu: timer, sweep and suite rows", async () => {
-  const t = timeCpu(ikjMatmul, { m: 16, k: 16, n: 16 }, 4);
+  const t = await timeCpu(ikjMatmul, { m: 16, k: 16, n: 16 }, 4);
   assert.equal(t.reps, 4);
   assert.ok(t.minMs <= t.medianMs && t.medianMs <= t.maxMs);
 
@@ -127,24 +139,97 @@ Deno.test("cpu: timer, sweep and suite rows", async () => {
 
   const seen: string[] = [];
   const suite = await runCpuSuite({
-    sizes: [48],
-    blocks: [8, 16],
+    sizes: [48, 61],
     reps: 2,
     onRow: (r) => void seen.push("peer" in r ? r.peer : "id" in r ? r.id : `block ${r.block}`),
   });
-  assert.deepEqual(suite.cpu.impls.map((r) => r.id), ["naive-ijk", "ikj", "blocked"]);
+  const ladder = CPU_LADDER.map((s) => s.id);
+  assert.deepEqual(suite.cpu.impls.map((r) => r.id), [...ladder, ...ladder]);
   for (const r of suite.cpu.impls) assert.ok(r.validated && r.gflops! > 0, JSON.stringify(r));
-  assert.equal(suite.cpu.sweep.length, 2);
-  assert.equal(suite.cpu.model.length, 3);
+  assert.equal(suite.cpu.model.length, 6);
   assert.ok(suite.cpu.machine.logicalCores >= 1);
-  assert.ok(seen.includes("blocked") && seen.includes("block 8"), seen.join());
-  assert.deepEqual(suite.peers.map((p) => p.peer), ["openblas-1t", "openblas-all"]);
+  assert.equal(suite.cpu.machine.threads, coreCount());
+  assert.ok(suite.cpu.machine.caches!.l1d > 0 && suite.cpu.machine.blocks!.kc > 0);
+  assert.deepEqual(seen.slice(0, ladder.length), ladder);
+  const peerIds = ["openblas-1t", "openblas-all", "jaxjs-wasm"];
+  assert.deepEqual(suite.peers.map((p) => p.peer), [...peerIds, ...peerIds]);
   for (const p of suite.peers) {
     assert.ok(
-      p.validated && p.gflops! > 0 && p.timer === "performance.now (CPU)",
+      p.validated && p.gflops! > 0 && p.timer.startsWith("performance.now (CPU)"),
       JSON.stringify(p),
     );
   }
+});
+
+Deno.test("cpu suite: a rung whose time would pass the limit is skipped, and says so", async () => {
+  const suite = await runCpuSuite({
+    sizes: [32, 320],
+    steps: ["naive-ijk", "ikj"],
+    maxSeconds: 0.001,
+    openblas: false,
+    jax: false,
+    reps: 1,
+  });
+  assert.deepEqual(suite.cpu.impls.map((r) => `${r.id} ${r.n}`), ["naive-ijk 32", "ikj 32"]);
+  assert.ok(
+    suite.cpu.notes.some((n) => /naive ijk not run at N=320/.test(n)),
+    suite.cpu.notes.join(),
+  );
+});
+
+Deno.test("cpu ladder: every rung matches float64 on awkward shapes, any block", async () => {
+  const pool = await CpuThreads.start(3);
+  try {
+    for (const step of CPU_LADDER) {
+      const fn = step.matmul(pool)!;
+      for (
+        const shape of [...SHAPES, { m: 1, k: 1, n: 1 }, { m: 1, k: 700, n: 9 }, {
+          m: 200,
+          k: 3,
+          n: 1,
+        }]
+      ) {
+        await checkAgainstReference(step.id, fn, shape);
+      }
+    }
+    // Blocks smaller than the product in every direction, and rows split over more threads than MR-row panels.
+    for (const blocks of [{ kc: 16, mc: MR }, { kc: 40, mc: 3 * MR }]) {
+      await checkAgainstReference(
+        `simd ${JSON.stringify(blocks)}`,
+        (a, b, s) => simdMatmul(a, b, s, blocks),
+        { m: 67, k: 101, n: 35 },
+      );
+      await checkAgainstReference(
+        `threads ${JSON.stringify(blocks)}`,
+        (a, b, s) => pool.multiply(a, b, s, blocks),
+        { m: 67, k: 101, n: 35 },
+      );
+    }
+    await checkAgainstReference(
+      "threads, fewer rows than threads",
+      (a, b, s) => pool.multiply(a, b, s),
+      { m: 2, k: 5, n: 3 },
+    );
+  } finally {
+    pool.close();
+  }
+});
+
+Deno.test("cpu simd: blocks from the caches, whole tiles, and the generated module is valid", () => {
+  const blocks = blocksFor({ l1d: 32768, l2: 1 << 20, l3: 32 << 20, source: "test" });
+  assert.equal(blocks.kc % 16, 0);
+  assert.equal(blocks.mc % MR, 0);
+  assert.ok((MR + NR) * blocks.kc * 4 <= 32768 / 2, "a panel pair fits half of L1");
+  assert.ok(blocks.mc * blocks.kc * 4 <= (1 << 20) / 2, "a block of A fits half of L2");
+  for (const relaxed of [false, true]) {
+    for (const shared of [false, true]) {
+      assert.ok(
+        WebAssembly.validate(kernelModule(relaxed, shared)) || (relaxed && !hasRelaxedSimd()),
+      );
+    }
+  }
+  const caches = cacheSizes();
+  assert.ok(caches.l1d >= 1024 && caches.l2 >= caches.l1d, JSON.stringify(caches));
 });
 
 Deno.test("openblas: sgemm matches float64, 1 thread and all", async () => {
@@ -157,7 +242,7 @@ Deno.test("openblas: sgemm matches float64, 1 thread and all", async () => {
     for (const threads of [1, peer.maxThreads]) {
       peer.setThreads(threads);
       for (const shape of SHAPES) {
-        checkAgainstReference(`openblas ${threads}t`, peer.sgemm.bind(peer), shape);
+        await checkAgainstReference(`openblas ${threads}t`, peer.sgemm.bind(peer), shape);
       }
     }
     const row = await peer.run({ m: 65, k: 33, n: 17 }, { threads: "all", reps: 3 });
@@ -186,7 +271,7 @@ Deno.test("openblas: a missing library is an 'unavailable' outcome with the reas
   }
 });
 
-Deno.test("cpu: blocked is at least 6x naive ijk at N = 1024 (one core)", () => {
+Deno.test("cpu: blocked is at least 6x naive ijk at N = 1024 (one core)", async () => {
   const n = 1024;
   // Naive ijk is timed on a 32-row slab of the N = 1024 product: every row of C walks a row of
   // A and all of B in the same order, so the per-FLOP rate is the full product's, 32x sooner.
@@ -194,13 +279,13 @@ Deno.test("cpu: blocked is at least 6x naive ijk at N = 1024 (one core)", () => 
   const full = { m: n, k: n, n };
   const blocked = blockedWith(DEFAULT_BLOCK);
   // JIT warm-up on small problems (same code paths), so the big calls are all timed work.
-  timeCpu(naiveMatmul, { m: 64, k: 64, n: 64 }, 1);
-  timeCpu(blocked, { m: 256, k: 256, n: 256 }, 1);
+  await timeCpu(naiveMatmul, { m: 64, k: 64, n: 64 }, 1);
+  await timeCpu(blocked, { m: 256, k: 256, n: 256 }, 1);
   // Interleaved rounds, best of each: a busy box slows both alike instead of just one.
   let naiveMs = Infinity, blockedMs = Infinity;
   for (let round = 0; round < 3; round++) {
-    naiveMs = Math.min(naiveMs, timeCpu(naiveMatmul, slab, 1, { warmup: 0 }).minMs);
-    blockedMs = Math.min(blockedMs, timeCpu(blocked, full, 1, { warmup: 0 }).minMs);
+    naiveMs = Math.min(naiveMs, (await timeCpu(naiveMatmul, slab, 1, { warmup: 0 })).minMs);
+    blockedMs = Math.min(blockedMs, (await timeCpu(blocked, full, 1, { warmup: 0 })).minMs);
   }
   const naiveGflops = (2 * slab.m * n * n) / (naiveMs * 1e6);
   const blockedGflops = (2 * n ** 3) / (blockedMs * 1e6);

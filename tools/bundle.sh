@@ -19,6 +19,8 @@ bundle() {
   awk -f tools/step_urls.awk "$2" >"$2.tmp" && mv "$2.tmp" "$2"
 }
 bundle lib/bench.ts dist/bench.js
+# The CPU threads' module, loaded by URL beside the bundle (lib/cpu_threads.ts).
+bundle lib/cpu_worker.ts dist/cpu_worker.js
 for entry in "$@"; do
   out="dist/$(printf %s "$entry" | sed 's/\.ts$//; s|/|_|g').js"
   bundle "$entry" "$out"

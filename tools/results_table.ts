@@ -222,7 +222,10 @@ if (import.meta.main) {
     : ladderRecord(runs, ladder);
   const later = explicit || !found
     ? []
-    : runs.filter((x) => isGpuRun(x.record) && x.record.date > found.record.date);
+    : runs.filter((x) =>
+      isGpuRun(x.record) && x.record.date > found.record.date &&
+      x.record.results.some((r) => r.validated)
+    );
   const source = found ? sourceOf(found.path) : "";
   const readme = await Deno.readTextFile(readmePath);
   await Deno.writeTextFile(

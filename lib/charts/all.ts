@@ -2,48 +2,20 @@
  * Every chart a run record can feed, built in one call (the export task and the summary
  * notebook use it). A chart whose data the record lacks is skipped with the reason.
  */
-import type { CpuRecord, PeerResult, RunRecord } from "../record.ts";
+import type { CpuRecord, RunRecord } from "../record.ts";
 import { KERNELS, type KernelSpec } from "../registry.ts";
 import { autotuneChart } from "./autotune.ts";
 import { boundChart } from "./bound.ts";
 import { ceilingsChart } from "./ceilings.ts";
-import { cpuModelRows } from "../cpu.ts";
 import { shapeLabel } from "../matrix.ts";
-import { type Chart, isSquare, measured, peerLabel, shortCommit, sourceLabel } from "./common.ts";
-import { cpuChart, type CpuChartData } from "./cpu.ts";
+import { type Chart, isSquare, measured, shortCommit, sourceLabel } from "./common.ts";
+import { cpuChart, type CpuChartData, cpuSuiteRows } from "./cpu.ts";
 import { intensityChart, modeledIntensity } from "./intensity.ts";
 import { ladderChart } from "./ladder.ts";
 import { rooflineChart } from "./roofline.ts";
 import { scalingChart } from "./scaling.ts";
 import { shapesChart } from "./shapes.ts";
 import { suiteRows } from "../suite.ts";
-
-/**
- * CPU chart rows from a CPU suite (lib/cpu_bench.ts: `runCpuSuite` or a record's `cpu`):
- * validated rows only, the OpenBLAS peers added to the implementation bars as references.
- */
-function cpuSuiteRows(
-  cpu: Partial<CpuRecord>,
-  peers: readonly PeerResult[] = [],
-  source?: string,
-): CpuChartData {
-  const ok = (r: { validated: boolean; gflops?: number }) => r.validated && (r.gflops ?? 0) > 0;
-  const sweep = (cpu.sweep ?? []).filter(ok);
-  const blas = measured(peers).filter((p) => p.peer.startsWith("openblas") && isSquare(p))
-    .map((p) => ({ impl: peerLabel(p.peer), n: p.n, gflops: p.gflops!, reference: true }));
-  const impls = [
-    ...(cpu.impls ?? []).filter(ok).map((r) => ({ impl: r.impl, n: r.n, gflops: r.gflops! })),
-    ...blas,
-  ];
-  const sizes = [...new Set([...sweep, ...impls].map((r) => r.n))].sort((a, b) => a - b);
-  return {
-    sweep,
-    impls,
-    // The lecture's access model at the sizes that were measured.
-    model: cpu.model ?? (sizes.length ? cpuModelRows(sizes) : undefined),
-    source: source ?? cpu.machine?.model,
-  };
-}
 
 /** The record's CPU section and OpenBLAS peers as chart rows, the CPU named in the subtitle. */
 export function cpuData(record: RunRecord): CpuChartData {

@@ -81,6 +81,7 @@ export function peerLabel(peer: string): string {
     "tfjs-webgpu": "TF.js WebGPU",
     "openblas-1t": "OpenBLAS (1 thread)",
     "openblas-all": "OpenBLAS (all threads)",
+    "jaxjs-wasm": "jax-js (wasm, all threads)",
   };
   return names[peer] ?? peer;
 }

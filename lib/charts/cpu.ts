@@ -3,7 +3,17 @@
  * matrix, the same packed micro-kernel without cache blocking; block 1 =
  * all loop overhead), our matmuls beside OpenBLAS, and the lecture's access model.
  */
-import { SCHEMA, VEGA_CONFIG, type VegaChart, type VegaLiteSpec } from "./common.ts";
+import { cpuModelRows } from "../cpu.ts";
+import type { CpuRecord, PeerResult } from "../record.ts";
+import {
+  isSquare,
+  measured,
+  peerLabel,
+  SCHEMA,
+  VEGA_CONFIG,
+  type VegaChart,
+  type VegaLiteSpec,
+} from "./common.ts";
 
 /** One point of the block-size sweep; block 0 is one block spanning the matrix. */
 export interface CpuSweepRow {
@@ -88,7 +98,7 @@ export function cpuChart(data: CpuChartData): VegaChart {
           type: "nominal",
           title: null,
           scale: { domain: [false, true], range: ["#4c78a8", "#f58518"] },
-          legend: { labelExpr: "datum.value ? 'OpenBLAS' : 'ours'" },
+          legend: { labelExpr: "datum.value ? 'peer' : 'ours'" },
         },
         x: {
           field: "gflops",
@@ -147,5 +157,38 @@ export function cpuChart(data: CpuChartData): VegaChart {
       resolve: { scale: { color: "independent" }, legend: { color: "independent" } },
       vconcat: panels,
     } as VegaLiteSpec,
+  };
+}
+
+/** The peers that run on the CPU: OpenBLAS and jax-js's WebAssembly backend. */
+const CPU_PEERS = ["openblas", "jaxjs"];
+
+/**
+ * CPU chart rows from a CPU suite (lib/cpu_bench.ts: `runCpuSuite` or a record's `cpu`):
+ * validated rows only, the CPU peers (OpenBLAS, jax-js) added to the implementation bars as
+ * references.
+ */
+export function cpuSuiteRows(
+  cpu: Partial<CpuRecord>,
+  peers: readonly PeerResult[] = [],
+  source?: string,
+): CpuChartData {
+  const ok = (r: { validated: boolean; gflops?: number }) => r.validated && (r.gflops ?? 0) > 0;
+  const sweep = (cpu.sweep ?? []).filter(ok);
+  const blas = measured(peers).filter((p) =>
+    CPU_PEERS.some((x) => p.peer.startsWith(x)) && isSquare(p)
+  )
+    .map((p) => ({ impl: peerLabel(p.peer), n: p.n, gflops: p.gflops!, reference: true }));
+  const impls = [
+    ...(cpu.impls ?? []).filter(ok).map((r) => ({ impl: r.impl, n: r.n, gflops: r.gflops! })),
+    ...blas,
+  ];
+  const sizes = [...new Set([...sweep, ...impls].map((r) => r.n))].sort((a, b) => a - b);
+  return {
+    sweep,
+    impls,
+    // The lecture's access model at the sizes that were measured.
+    model: cpu.model ?? (sizes.length ? cpuModelRows(sizes) : undefined),
+    source: source ?? cpu.machine?.model,
   };
 }

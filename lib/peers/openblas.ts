@@ -178,9 +178,9 @@ class Peer implements OpenBlasPeer {
         inputs = { a, b, c: new Float32Array(shape.m * shape.n).fill(NaN) };
         return this.sgemm(a, b, shape, inputs.c);
       },
-      time: () =>
+      time: async () =>
         timerNumbers(
-          timeCpu((x, y, s) => this.sgemm(x, y, s, inputs?.c), shape, opts.reps ?? 20, {
+          await timeCpu((x, y, s) => this.sgemm(x, y, s, inputs?.c), shape, opts.reps ?? 20, {
             a: inputs?.a,
             b: inputs?.b,
             budgetMs: opts.budgetMs ?? 3000,
