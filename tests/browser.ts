@@ -13,8 +13,11 @@ const TYPES: Record<string, string> = {
   wgsl: "text/plain; charset=utf-8",
 };
 
-/** Serve a folder on 127.0.0.1 (a free port); `requests` lists every path asked for. */
-export function serveFolder(root: string) {
+/**
+ * Serve a folder on 127.0.0.1 (a free port), with `headers` on every response; `requests` lists
+ * every path asked for.
+ */
+export function serveFolder(root: string, headers: Record<string, string> = {}) {
   const requests: string[] = [];
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
     const path = decodeURIComponent(new URL(req.url).pathname);
@@ -23,7 +26,7 @@ export function serveFolder(root: string) {
     try {
       const body = await Deno.readFile(`${root}${path.endsWith("/") ? `${path}index.html` : path}`);
       const type = TYPES[path.split(".").pop() ?? ""] ?? "application/octet-stream";
-      return new Response(body, { headers: { "content-type": type } });
+      return new Response(body, { headers: { ...headers, "content-type": type } });
     } catch {
       return new Response("not found", { status: 404 });
     }
