@@ -5,7 +5,7 @@
  */
 import { blockedWith, type CpuMatmul, cpuModelRows, timeCpu } from "./cpu.ts";
 import { CPU_LADDER } from "./cpu_ladder.ts";
-import { cacheSizes, defaultBlocks, hasRelaxedSimd } from "./cpu_simd.ts";
+import { cacheSizes, commandOutput, defaultBlocks, hasRelaxedSimd } from "./cpu_simd.ts";
 import { CpuThreads } from "./cpu_threads.ts";
 import { runJaxCpu } from "./peers/jaxjs.ts";
 import { freshSeed, type Shape } from "./matrix.ts";
@@ -13,6 +13,9 @@ import { timerNumbers, validateThenTime } from "./measure.ts";
 import { openOpenBlas } from "./peers/openblas.ts";
 import type { CpuMachine, CpuRecord, CpuResult, PeerResult, SweepRow } from "./record.ts";
 import { F32_NUMERICS } from "./accuracy.ts";
+
+/** Pause after the peers' threaded runs before our next rungs (OpenBLAS's threads spin idle). */
+const PEER_PAUSE_MS = 1000;
 
 /** Every wall-clock CPU row says so: GPU rows use timestamp-query instead. */
 const CPU_TIMER = "performance.now (CPU)";
@@ -176,22 +179,19 @@ export async function runCpuSuite(opts: CpuSuiteOptions = {}): Promise<CpuSuite>
         cpu.impls.push(r);
         await opts.onRow?.(r);
       }
+      // OpenBLAS's idle threads spin for a while after a call: its all-threads run goes last,
+      // and the next size's rungs start after a pause.
+      const timing = { reps: opts.reps, budgetMs: opts.budgetMs };
       const runs: (() => Promise<PeerResult>)[] = [];
-      if (blas.available) {
-        for (const threads of [1, "all"] as const) {
-          runs.push(() =>
-            blas.peer.run(shape, { threads, reps: opts.reps, budgetMs: opts.budgetMs })
-          );
-        }
-      }
-      if (opts.jax !== false) {
-        runs.push(() => runJaxCpu(shape, { reps: opts.reps, budgetMs: opts.budgetMs }));
-      }
+      if (blas.available) runs.push(() => blas.peer.run(shape, { threads: 1, ...timing }));
+      if (opts.jax !== false) runs.push(() => runJaxCpu(shape, timing));
+      if (blas.available) runs.push(() => blas.peer.run(shape, { threads: "all", ...timing }));
       for (const run of runs) {
         const r = await run();
         peers.push(r);
         await opts.onRow?.(r);
       }
+      if (runs.length) await new Promise((resolve) => setTimeout(resolve, PEER_PAUSE_MS));
     }
   } finally {
     if (blas.available) blas.peer.close();
@@ -208,12 +208,11 @@ function cpuMachine(): CpuMachine {
     v8: Deno.version.v8,
     threads: 1,
   };
-  try {
-    const info = Deno.readTextFileSync("/proc/cpuinfo");
-    machine.model = info.match(/^model name\s*:\s*(.+)$/m)?.[1]?.trim() ?? machine.model;
-    machine.loadAverage = Number(Deno.readTextFileSync("/proc/loadavg").split(" ")[0]);
-  } catch {
-    // No /proc (macOS) or no read permission: model and load stay unknown.
-  }
+  // Deno reads /proc only with --allow-all, so the model comes from lscpu and the load from
+  // uptime (each with --allow-run); without them both stay unknown.
+  const model = commandOutput("lscpu", []).text?.match(/^Model name:\s*(.+)$/m)?.[1]?.trim();
+  if (model) machine.model = model;
+  const load = commandOutput("uptime", []).text?.match(/load average:\s*([\d.]+)/)?.[1];
+  if (load) machine.loadAverage = Number(load);
   return machine;
 }

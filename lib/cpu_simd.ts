@@ -40,21 +40,32 @@ export const DEFAULT_CACHES: CacheSizes = {
   source: "defaults (32 KiB L1d, 512 KiB L2, 8 MiB L3)",
 };
 
+/**
+ * A command's standard output, or why there is none: a browser, no permission to run it, not
+ * installed, no output.
+ */
+export function commandOutput(command: string, args: string[]): { text?: string; why?: string } {
+  try {
+    const out = new Deno.Command(command, { args, stdout: "piped", stderr: "null" }).outputSync();
+    const text = new TextDecoder().decode(out.stdout);
+    return text ? { text } : { why: `${command} printed nothing (exit ${out.code})` };
+  } catch (e) {
+    return { why: `${command}: ${(e as Error).message}` };
+  }
+}
+
 /** Cache sizes from `getconf` (POSIX; glibc reads them from the processor), else the defaults. */
 export function cacheSizes(): CacheSizes {
-  let text: string;
-  try {
-    const out = new Deno.Command("getconf", { args: ["-a"], stdout: "piped", stderr: "null" })
-      .outputSync();
-    text = new TextDecoder().decode(out.stdout);
-  } catch {
-    // No Deno (a browser), no permission to run getconf, or no getconf.
-    return DEFAULT_CACHES;
-  }
+  const { text, why } = commandOutput("getconf", ["-a"]);
+  const fallback = (reason: string) => ({
+    ...DEFAULT_CACHES,
+    source: `${DEFAULT_CACHES.source}: ${reason}`,
+  });
+  if (text === undefined) return fallback(why!);
   const size = (name: string) =>
     Number(text.match(new RegExp(`^${name}\\s+(\\d+)`, "m"))?.[1] ?? 0);
   const l1d = size("LEVEL1_DCACHE_SIZE"), l2 = size("LEVEL2_CACHE_SIZE");
-  if (!l1d || !l2) return DEFAULT_CACHES;
+  if (!l1d || !l2) return fallback("getconf gave no L1d or L2 size");
   return { l1d, l2, l3: size("LEVEL3_CACHE_SIZE") || DEFAULT_CACHES.l3, source: "getconf" };
 }
 

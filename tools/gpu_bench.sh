@@ -30,7 +30,7 @@ cat "$out/env.txt"
 # (the bench rewrites <record>.partial.json after every result).
 started=$(date +%s)
 timeout "${GEMM_BENCH_TIMEOUT:-540}" deno run --no-config --no-remote --no-npm --cached-only \
-  --allow-read --allow-write=.,/tmp --allow-env --allow-ffi --allow-run=git,getconf \
+  --allow-read --allow-write=.,/tmp --allow-env --allow-ffi --allow-run=git,getconf,lscpu,uptime \
   dist/bench.js --validate "${GEMM_VALIDATE_SHAPES:-20}" "$@" 2>&1 >"$out/table.txt" | tee "$out/bench.log"
 rc=${PIPESTATUS[0]}
 
