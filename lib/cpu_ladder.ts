@@ -4,12 +4,12 @@
  * suite, the chart and notebook 01 read this list.
  */
 import { blockedMatmul, type CpuMatmul, ikjMatmul, naiveMatmul } from "./cpu.ts";
-import { MR, NR, simdMatmul } from "./cpu_simd.ts";
+import { type CacheSizes, cacheSizes, MR, NR, simdMatmul } from "./cpu_simd.ts";
 import type { CpuThreads } from "./cpu_threads.ts";
 
 /** One rung of the CPU ladder. */
 export interface CpuStep {
-  /** Record id ("simd-blocked"). */
+  /** Record id ("simd"). */
   id: string;
   /** Table and chart label. */
   title: string;
@@ -18,6 +18,17 @@ export interface CpuStep {
   /** The matmul; the threaded rung runs on the pool it is given (none: it cannot run). */
   matmul(pool?: CpuThreads): CpuMatmul | undefined;
 }
+
+/**
+ * The packed TypeScript kernel's square block (lib/cpu.ts): a block of A and one of B take half
+ * of L2, in whole 8-element steps (multiples of its 2 x 4 register tile).
+ */
+export function packedBlockFor(caches: CacheSizes): number {
+  return Math.max(8, Math.floor(Math.sqrt(caches.l2 / 2 / (2 * 4)) / 8) * 8);
+}
+
+let machineBlock: number | undefined;
+const packedBlock = () => machineBlock ??= packedBlockFor(cacheSizes());
 
 export const CPU_LADDER: readonly CpuStep[] = [
   {
@@ -40,18 +51,18 @@ export const CPU_LADDER: readonly CpuStep[] = [
     matmul: () => (a, b, shape) => blockedMatmul(a, b, shape, 0),
   },
   {
+    id: "blocked",
+    title: "packed, cache blocks",
+    change: "The same kernel on blocks of A, B and C sized so a block of A and one of B fit " +
+      "half of the L2 cache the machine reports: each block is reused while it is in cache.",
+    matmul: () => (a, b, shape) => blockedMatmul(a, b, shape, packedBlock()),
+  },
+  {
     id: "simd",
     title: "WebAssembly SIMD",
     change: `The micro-kernel in WebAssembly SIMD: a ${MR} x ${NR} tile of C in vector ` +
       "registers, four lanes per instruction, a fused multiply-add where the runtime has relaxed " +
-      "SIMD; the panels still span the whole matrix.",
-    matmul: () => (a, b, shape) => simdMatmul(a, b, shape, { kc: shape.k, mc: shape.m + MR }),
-  },
-  {
-    id: "simd-blocked",
-    title: "SIMD, cache blocks",
-    change: "K and the rows of A cut into blocks sized from the caches the machine reports: " +
-      "a panel pair fits L1, a block of A fits L2.",
+      "SIMD; its blocks sized from L1 (a panel pair) and L2 (a block of A).",
     matmul: () => (a, b, shape) => simdMatmul(a, b, shape),
   },
   {

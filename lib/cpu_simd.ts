@@ -46,7 +46,10 @@ export const DEFAULT_CACHES: CacheSizes = {
  */
 export function commandOutput(command: string, args: string[]): { text?: string; why?: string } {
   try {
-    const out = new Deno.Command(command, { args, stdout: "piped", stderr: "null" }).outputSync();
+    // A clean environment: Deno refuses to pass LD_LIBRARY_PATH (which a bundled Deno's loader
+    // may set) to a command it is only allowed to run by name.
+    const out = new Deno.Command(command, { args, stdout: "piped", stderr: "null", clearEnv: true })
+      .outputSync();
     const text = new TextDecoder().decode(out.stdout);
     return text ? { text } : { why: `${command} printed nothing (exit ${out.code})` };
   } catch (e) {

@@ -131,7 +131,7 @@ export interface CpuMachine {
 
 /** One CPU matmul at one size: an entry of the record's `cpu.impls`. */
 export interface CpuResult extends Measured {
-  /** The CPU ladder rung's id (lib/cpu_ladder.ts), e.g. "simd-blocked". */
+  /** The CPU ladder rung's id (lib/cpu_ladder.ts), e.g. "simd". */
   id: string;
   /** Display label, e.g. "SIMD, cache blocks" (what the CPU chart shows). */
   impl: string;
