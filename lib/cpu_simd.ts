@@ -289,7 +289,8 @@ const roundUp = (x: number, to: number) => Math.ceil(x / to) * to;
 export function simdLayout(shape: Shape, blocks: Blocks): SimdLayout {
   const { m, k, n } = shape;
   const ldc = roundUp(n, NR), rows = roundUp(m, MR);
-  const a = 0;
+  // The first 16 bytes hold the threads' strip counter (lib/cpu_threads.ts).
+  const a = 16;
   const b = a + roundUp(m * k * 4, 16);
   const bPacked = b + roundUp(k * n * 4, 16);
   const c = bPacked + k * ldc * 4;
@@ -401,6 +402,29 @@ export function multiplyRows(
         depth,
       );
     }
+  }
+}
+
+/** Index (in 32-bit words) of the counter threads take strips of C's rows from. */
+export const STRIP_COUNTER = 0;
+
+/**
+ * Take strips of `strip` rows of C from the shared counter until none is left, and multiply
+ * each: threads that run faster (or are not interrupted) take more strips, so a slow core delays
+ * the product by one strip at most, not by its whole share.
+ */
+export function multiplyStrips(
+  memory: WebAssembly.Memory,
+  tiles: TilesKernel,
+  l: SimdLayout,
+  strip: number,
+  thread: number,
+): void {
+  const counter = new Int32Array(memory.buffer, 0, 4);
+  for (;;) {
+    const from = Atomics.add(counter, STRIP_COUNTER, 1) * strip;
+    if (from >= l.rows) return;
+    multiplyRows(memory, tiles, l, from, Math.min(l.rows, from + strip), thread);
   }
 }
 

@@ -1,9 +1,10 @@
 /**
  * The threaded CPU matmul: the WebAssembly SIMD kernel of lib/cpu_simd.ts on one Worker per
  * core, all over one shared WebAssembly memory. The calling thread copies A and B in; the
- * threads pack a share of B's panels each, then each multiplies its own rows of C (packing its
- * own panels of A); the calling thread copies C out. Needs SharedArrayBuffer: in a browser, a
- * cross-origin-isolated page (COOP and COEP headers).
+ * threads pack a share of B's panels each, then multiply strips of C's rows (packing their own
+ * panels of A); the calling thread copies C out. Needs SharedArrayBuffer: in a browser, a
+ * cross-origin-isolated page (COOP and COEP headers). Rows are taken in strips from a shared
+ * counter, so a core that runs slower (another load, a smaller core) takes fewer of them.
  */
 import { GemmError } from "./errors.ts";
 import { checkOperands, type Shape } from "./matrix.ts";
@@ -17,6 +18,7 @@ import {
   NR,
   simdLayout,
   stage,
+  STRIP_COUNTER,
   unstage,
 } from "./cpu_simd.ts";
 import type { ThreadReply, ThreadTask } from "./cpu_worker.ts";
@@ -105,10 +107,13 @@ export class CpuThreads {
       const [from, to] = share(layout.ldc / NR, 1, t);
       return from < to ? { kind: "pack", layout, from, to } : undefined;
     });
-    await this.each((t) => {
-      const [from, to] = share(layout.rows, MR, t);
-      return from < to ? { kind: "rows", layout, from, to, thread: t } : undefined;
-    });
+    // Strips of at most MC rows, at least four per thread, taken from a shared counter.
+    const strip = Math.max(
+      MR,
+      Math.min(blocks.mc, Math.ceil(layout.rows / (4 * this.threads) / MR) * MR),
+    );
+    new Int32Array(this.memory.buffer, 0, 4)[STRIP_COUNTER] = 0;
+    await this.each((thread) => ({ kind: "rows", layout, strip, thread }));
     return unstage(this.memory, layout);
   }
 

@@ -1,15 +1,15 @@
 /**
  * One thread of the threaded CPU matmul (lib/cpu_threads.ts): it instantiates the SIMD kernel
- * over the pool's shared memory once, then packs its share of B or multiplies its share of C's
- * rows when told, and answers each message when it is done.
+ * over the pool's shared memory once, then packs its share of B, or multiplies strips of C's
+ * rows until none is left, when told, and answers each message when it is done.
  */
-import { multiplyRows, packB, type SimdLayout, type TilesKernel } from "./cpu_simd.ts";
+import { multiplyStrips, packB, type SimdLayout, type TilesKernel } from "./cpu_simd.ts";
 
 /** What the pool sends a thread. */
 export type ThreadTask =
   | { kind: "init"; module: WebAssembly.Module; memory: WebAssembly.Memory }
   | { kind: "pack"; layout: SimdLayout; from: number; to: number }
-  | { kind: "rows"; layout: SimdLayout; from: number; to: number; thread: number };
+  | { kind: "rows"; layout: SimdLayout; strip: number; thread: number };
 
 /** What a thread answers: done, or the error that stopped it. */
 export type ThreadReply = { kind: "done" } | { kind: "error"; message: string };
@@ -35,7 +35,7 @@ scope.onmessage = (e) => {
     } else if (task.kind === "pack") {
       packB(new Float32Array(memory.buffer), task.layout, task.from, task.to);
     } else {
-      multiplyRows(memory, tiles, task.layout, task.from, task.to, task.thread);
+      multiplyStrips(memory, tiles, task.layout, task.strip, task.thread);
     }
     scope.postMessage({ kind: "done" });
   } catch (err) {
