@@ -92,7 +92,7 @@ Deno.test("shapes: the split-K plan adds a timed slice sum, deterministic run to
   assert.match(text, /^\/\/ Step 13, plan tiles 64x64x16 TN 8: PLAN=0 SLICES=1\n/);
   assert.ok(text.endsWith(generateWgsl(generatedParams(tiles()))), "after it, step 12's text");
   assert.doesNotMatch(spec.generate!(tiles()), /kBegin/);
-  assert.match(spec.generate!(tiles({ SLICES: 2 })), /kBegin = min\(wid\.z \* kChunk/);
+  assert.match(spec.generate!(tiles({ SLICES: 2 })), /let sliceBegin = min\(wid\.z \* kChunk/);
 });
 
 Deno.test("shapes: the picker's plan validates when no parameters are given", async () => {

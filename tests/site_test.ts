@@ -140,6 +140,10 @@ Deno.test("site: live pages validate and time kernels in headless Chromium (Swif
     const shapes = await runPage(page, `${server.url}/13_shapes.html?sizes=64`);
     assert.equal(shapes.state, "done", shapes.status);
     assertTimed(shapes.rows, "13_shapes", 1);
+    // At 256 the model splits K: the split-K kernel compiles in Tint (its loop bound uniform).
+    const split = await runPage(page, `${server.url}/13_shapes.html?sizes=256`);
+    assert.equal(split.state, "done", split.status);
+    assertTimed(split.rows, "13_shapes", 1);
 
     const ladder = await runPage(
       page,

@@ -372,7 +372,8 @@ ${
 ${
     split
       ? `
-// This workgroup's slice of K, [kBegin, kEnd), and where its partial C starts in the workspace.
+// This workgroup's slice of K, [kBegin, kEnd), and where its partial C starts in the workspace,
+// for the load and store functions (the loop bound uses main's own uniform copies).
 var<private> kBegin: u32;
 var<private> kEnd: u32;
 var<private> cBase: u32;
@@ -457,9 +458,13 @@ fn main(
 ${
     split
       ? `  // Slices of whole k tiles; the last ones may be short or empty (they then store zeros).
+  // Computed as lets from the workgroup id and the uniform dims, the slice's bounds are uniform,
+  // so the tile loop they bound keeps its barriers in uniform control flow.
   let kChunk = (dims.K + grid.z * ${p.BK}u - 1u) / (grid.z * ${p.BK}u) * ${p.BK}u;
-  kBegin = min(wid.z * kChunk, dims.K);
-  kEnd = min(kBegin + kChunk, dims.K);
+  let sliceBegin = min(wid.z * kChunk, dims.K);
+  let sliceEnd = min(sliceBegin + kChunk, dims.K);
+  kBegin = sliceBegin;
+  kEnd = sliceEnd;
   cBase = wid.z * dims.M * dims.ldc;
 `
       : ""
@@ -485,7 +490,7 @@ ${
 ${lines(vecs, (j) => `  let b${j}At = wx * ${2 * p.TN}u + lx + ${8 * j}u;`)}
   let computes = m0 + wy * 32u < dims.M && n0 + wx * ${8 * p.TN}u < dims.N;
 ${acc}
-  let tiles = (${split ? "kEnd - kBegin" : "dims.K"} + ${p.BK - 1}u) / ${p.BK}u;
+  let tiles = (${split ? "sliceEnd - sliceBegin" : "dims.K"} + ${p.BK - 1}u) / ${p.BK}u;
 ${
     lines(loads.a, (j) =>
       `  stashA(0u, aRow + ${j * aRowStep}u, aCol, loadA(m0 + aRow + ${j * aRowStep}u, aCol));`)
