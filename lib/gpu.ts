@@ -21,6 +21,23 @@ export interface DeviceSummary {
   limits: Record<string, number>;
 }
 
+/**
+ * A device known only by name (the models and the plan picker, with no adapter at hand): a
+ * hardware adapter with no features or limits reported.
+ */
+export function namedDevice(description: string, vendor = "", architecture = ""): DeviceSummary {
+  return {
+    description,
+    vendor,
+    architecture,
+    device: "",
+    isFallbackAdapter: false,
+    software: false,
+    features: [],
+    limits: {},
+  };
+}
+
 /** An acquired device with what we learned about it. */
 export interface Gpu {
   adapter: GPUAdapter;

@@ -4,7 +4,7 @@
  * rules on the recorded device.
  */
 import assert from "node:assert/strict";
-import { acquireGpu, type DeviceSummary } from "../lib/gpu.ts";
+import { acquireGpu, type DeviceSummary, namedDevice } from "../lib/gpu.ts";
 import { launchPlan } from "../lib/kernels/cost.ts";
 import { findKernel } from "../lib/registry.ts";
 import { BoundProblem, kernelParams, prepareKernel, runKernel } from "../lib/runner.ts";
@@ -113,16 +113,7 @@ Deno.test("shapes: plans that cannot run are refused with the reason", () => {
   assert.equal(spec.invalid!(tiles({ SLICES: 8 })), undefined);
 });
 
-const H200: DeviceSummary = {
-  description: "NVIDIA H200",
-  vendor: "nvidia",
-  architecture: "hopper",
-  device: "",
-  isFallbackAdapter: false,
-  software: false,
-  features: [],
-  limits: {},
-};
+const H200: DeviceSummary = namedDevice("NVIDIA H200", "nvidia", "hopper");
 
 Deno.test("shapes: the picker's rules on an H200 (132 SMs, no per-shape search saved)", () => {
   const model = deviceModel(H200);

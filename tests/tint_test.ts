@@ -12,7 +12,7 @@
  */
 import assert from "node:assert/strict";
 import { spacePoints } from "../lib/autotune.ts";
-import { type DeviceSummary, loadKernelSource } from "../lib/gpu.ts";
+import { loadKernelSource, namedDevice } from "../lib/gpu.ts";
 import type { Shape } from "../lib/matrix.ts";
 import { findKernel, KERNELS } from "../lib/registry.ts";
 import { SHAPE_SUITE } from "../lib/bench_args.ts";
@@ -30,17 +30,6 @@ interface Emitted {
   entryPoint?: string;
   constants?: Record<string, number>;
 }
-
-const device = (description: string, vendor: string): DeviceSummary => ({
-  description,
-  vendor,
-  architecture: "",
-  device: "",
-  isFallbackAdapter: false,
-  software: false,
-  features: [],
-  limits: {},
-});
 
 /** Shapes that make 13 pick each kind of plan: the suite, thin, deep, tiny and odd ones. */
 const PLAN_SHAPES: Shape[] = [
@@ -70,7 +59,7 @@ async function emittedKernels(): Promise<Emitted[]> {
     }
   }
   const shapes = findKernel("shapes")!;
-  for (const dev of [device("NVIDIA H200", "nvidia"), device("Some GPU", "")]) {
+  for (const dev of [namedDevice("NVIDIA H200", "nvidia"), namedDevice("Some GPU")]) {
     for (const s of PLAN_SHAPES) {
       for (const c of candidates(s, dev)) {
         const params = { ...shapes.params, ...c.params };

@@ -3,7 +3,7 @@
  * next and the bound each quantity implies, at the reader's size and at 4096 on the H200, and
  * how a measurement compares with the model's bounds.
  */
-import type { DeviceSummary } from "../gpu.ts";
+import { type DeviceSummary, namedDevice } from "../gpu.ts";
 import { gpuModel, H200 } from "../kernels/device.ts";
 import { type Bound, type Limit, type StepModel, stepModel } from "../kernels/model.ts";
 import { type Shape, shapeLabel } from "../matrix.ts";
@@ -20,16 +20,7 @@ import { type Session, square } from "./session.ts";
 export const MODEL_SIZE = 4096;
 
 /** An H200 as WebGPU describes it, for the plan picker when no record names one. */
-const H200_ADAPTER: DeviceSummary = {
-  description: "NVIDIA H200",
-  vendor: "",
-  architecture: "",
-  device: "",
-  isFallbackAdapter: false,
-  software: false,
-  features: [],
-  limits: {},
-};
+const H200_ADAPTER: DeviceSummary = namedDevice("NVIDIA H200");
 
 /** The parameters a kernel runs with on `device` at `shape`, without an adapter at hand. */
 function paramsFor(spec: KernelSpec, shape: Shape, device: DeviceSummary): Params {
