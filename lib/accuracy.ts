@@ -138,7 +138,7 @@ const NOT_FINITE: ErrorRatios = { norm: NaN, worst: NaN, rows: NaN, worstRow: Na
 /**
  * Check C (m x n, float32) against A (m x k) and B (k x n): every element finite, `rows`
  * compared element by element with a float64 reference, and every row through a projection on
- * a random sign vector drawn from `seed`.
+ * a random positive vector drawn from `seed`.
  */
 export function checkProduct(
   c: ArrayLike<number>,
