@@ -684,6 +684,33 @@ Deno.test("export: the newest complete GPU-host record, else a visible fallback"
   assert.equal(await chooseRecord(`${dir}/none`), undefined);
 });
 
+Deno.test("export CLI: bad --run and --out are one line on stderr, exit 2, nothing written", async () => {
+  const run = async (...args: string[]) => {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--allow-read", "--allow-write=exports", "tools/export.ts", ...args],
+      cwd: new URL("../", import.meta.url).pathname,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    return { code: out.code, stderr: new TextDecoder().decode(out.stderr).trim() };
+  };
+  const cases: [string[], RegExp][] = [
+    [["--run", "data/runs/nosuch.json"], /--run data\/runs\/nosuch\.json: no such file/],
+    [["--run", "README.md"], /--run README\.md is not a run record/],
+    [["--run", "data/runs"], /--run data\/runs is a folder/],
+    [["--out", "/tmp/gemm-export-elsewhere"], /may write only under exports\//],
+    [["--out", "README.md"], /--out README\.md is a file/],
+    [["--bogus"], /unknown argument --bogus/],
+  ];
+  for (const [args, message] of cases) {
+    const r = await run(...args);
+    assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
+    assert.match(r.stderr, message);
+    assert.ok(!/\n.*at /.test(r.stderr), `${args.join(" ")}: a stack trace\n${r.stderr}`);
+  }
+  assert.equal(await Deno.stat("/tmp/gemm-export-elsewhere").catch(() => undefined), undefined);
+});
+
 Deno.test("export: its folder holds only the current export", async () => {
   const dir = await Deno.makeTempDir();
   for (const f of ["old.svg", "ladder.svg", "mine.txt"]) {

@@ -48,6 +48,43 @@ export function parseExportArgs(argv: readonly string[]): ExportArgs {
   return args;
 }
 
+/**
+ * Check what the flags name before any work, as bench and fuzz do: the --run file exists, is a
+ * file and holds a run record; the task may write to --out, which is not a file. Returns the
+ * record named by --run (undefined without one); throws a one-line UsageError otherwise.
+ */
+export async function checkExportArgs(args: ExportArgs): Promise<RunRecord | undefined> {
+  const out = await Deno.stat(args.out).catch(() => undefined);
+  if (out && !out.isDirectory) {
+    throw new UsageError(`export: --out ${args.out} is a file, not a folder`);
+  }
+  const write = await Deno.permissions.query({ name: "write", path: args.out });
+  if (write.state !== "granted") {
+    throw new UsageError(
+      `export: --out ${args.out}: this task may write only under exports/; to write elsewhere run ` +
+        `deno run --allow-read --allow-write=${args.out} tools/export.ts`,
+    );
+  }
+  if (args.run === undefined) return undefined;
+  const run = args.run;
+  const stat = await Deno.stat(run).catch((e) => {
+    throw new UsageError(
+      e instanceof Deno.errors.NotFound
+        ? `export: --run ${run}: no such file`
+        : `export: --run ${run}: cannot be read (${(e as Error).message})`,
+    );
+  });
+  if (stat.isDirectory) {
+    throw new UsageError(`export: --run ${run} is a folder; name one record file in it`);
+  }
+  try {
+    return await loadRecord(run);
+  } catch (e) {
+    const why = (e as Error).message.split("\n")[0].slice(0, 160);
+    throw new UsageError(`export: --run ${run} is not a run record (${why})`);
+  }
+}
+
 /** One file written per chart (or concept figure) and format. */
 export interface ExportedFile {
   chart: string;
@@ -158,14 +195,17 @@ export async function exportCharts(record: RunRecord, outDir: string, concepts =
 
 async function main(argv: readonly string[]): Promise<number> {
   let args: ExportArgs;
+  let named: RunRecord | undefined;
   try {
     args = parseExportArgs(argv);
+    named = await checkExportArgs(args);
   } catch (e) {
-    console.error((e as Error).message);
+    if (!(e instanceof UsageError)) throw e;
+    console.error(e.message);
     return 2;
   }
-  const found = args.run
-    ? { path: args.run, record: await loadRecord(args.run), why: undefined }
+  const found = args.run && named
+    ? { path: args.run, record: named, why: undefined }
     : await chooseRecord();
   if (!found) {
     console.error("no run record in data/runs/: run `deno task bench` first, or pass --run FILE");
