@@ -8,9 +8,11 @@
  */
 import type { Gpu } from "./gpu.ts";
 import type { Shape } from "./matrix.ts";
-import type { KernelSpec, Params } from "./kernels/spec.ts";
+import { type KernelSpec, type Params, spacePoints } from "./kernels/spec.ts";
 import { runKernel } from "./runner.ts";
 import { saveTuning, type ShapeTrial, type TuningRecord, type TuningTrial } from "./tuning.ts";
+
+export { spacePoints };
 
 export interface AutotuneOptions {
   /** Search space; the kernel's own `space` by default. */
@@ -29,15 +31,6 @@ export interface AutotuneOptions {
   shortlist?: number;
   /** Progress lines (e.g. console.error); silent by default. */
   log?: (line: string) => void;
-}
-
-/** Every combination of the space's values layered over `base`, in a stable order. */
-export function spacePoints(space: Record<string, number[]>, base: Params): Params[] {
-  let points: Params[] = [{ ...base }];
-  for (const [key, values] of Object.entries(space)) {
-    points = points.flatMap((p) => values.map((v) => ({ ...p, [key]: v })));
-  }
-  return points;
 }
 
 /**

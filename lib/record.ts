@@ -80,6 +80,11 @@ export interface KernelResult extends Measured {
   title: string;
   params: Params;
   /**
+   * Why the parameters are not the step's own: its defaults exceed this device's limits, and
+   * these are the nearest that fit (lib/runner.ts, fittingParams).
+   */
+  adapted?: string;
+  /**
    * Present when thin edges went to the edge-strip kernel: the first row of the bottom strip and
    * the first column of the right strip (M and N when that strip is absent).
    */

@@ -23,7 +23,7 @@ import {
   launchPlan,
   type PaddingCopy,
 } from "./kernels/cost.ts";
-import { type KernelSpec, numericsOf, type Params } from "./kernels/spec.ts";
+import { type KernelSpec, numericsOf, type Params, spacePoints } from "./kernels/spec.ts";
 import { tunedParams } from "./tuning.ts";
 import { timePasses, type TimingOptions } from "./timing.ts";
 
@@ -92,6 +92,38 @@ export function checkKernelFits(gpu: Gpu, spec: KernelSpec, params: Params): voi
         `${lim.maxComputeWorkgroupStorageSize}`,
     );
   }
+}
+
+/** The device limit `params` pass (invocations, workgroup size or memory), in words; or undefined. */
+function limitExceeded(gpu: Gpu, spec: KernelSpec, params: Params): string | undefined {
+  try {
+    checkKernelFits(gpu, spec, params);
+    return undefined;
+  } catch (e) {
+    return e instanceof LimitError ? e.message : undefined;
+  }
+}
+
+const fitsLimits = (gpu: Gpu, spec: KernelSpec, params: Params) =>
+  limitExceeded(gpu, spec, params) === undefined;
+
+/**
+ * Parameters of `spec` that fit this device when `params` do not (an adapter with WebGPU's
+ * default limits: 256 invocations, 16 KiB of workgroup memory): of the points of the step's
+ * search space and knob laid over `params`, the valid one with the largest workgroup and then
+ * the most workgroup memory that fits. Undefined when `params` fit, or when nothing does.
+ */
+export function fittingParams(gpu: Gpu, spec: KernelSpec, params: Params): Params | undefined {
+  if (fitsLimits(gpu, spec, params)) return undefined;
+  const points = [
+    ...(spec.space ? spacePoints(spec.space, params) : []),
+    ...(spec.knob?.points ?? []).map((p) => ({ ...params, ...p })),
+  ].filter((p) => !spec.invalid?.(p) && fitsLimits(gpu, spec, p));
+  const size = (p: Params) => spec.workgroupSize(p).reduce((a, b) => a * b, 1);
+  points.sort((x, y) =>
+    size(y) - size(x) || spec.workgroupStorageBytes(y) - spec.workgroupStorageBytes(x)
+  );
+  return points[0];
 }
 
 /**
@@ -557,7 +589,17 @@ export async function runKernel(
   opts: RunOptions = {},
 ): Promise<KernelResult> {
   checkShape(shape);
-  const params = kernelParams(gpu, spec, opts.params, shape);
+  let params = kernelParams(gpu, spec, opts.params, shape);
+  // Parameters the caller did not choose and the device cannot run: the nearest that fit.
+  let adapted: string | undefined;
+  const fit = opts.params ? undefined : fittingParams(gpu, spec, params);
+  if (fit) {
+    adapted = `${limitExceeded(gpu, spec, params)}; ran ${
+      Object.entries(fit).filter(([k, v]) => params[k] !== v).map(([k, v]) => `${k}=${v}`)
+        .join(" ")
+    } instead`;
+    params = fit;
+  }
   const seed = opts.seed ?? freshSeed();
   const model = spec.model(shape, params);
   const result: KernelResult = {
@@ -570,6 +612,7 @@ export async function runKernel(
     modelBytes: model.bytes,
     intensity: model.flops / model.bytes,
     seed,
+    ...(adapted ? { adapted } : {}),
   };
   let problem: BoundProblem | undefined;
   try {

@@ -479,3 +479,40 @@ Deno.test(
     assert.equal(record.best.score, Math.max(...shortlisted.map((t) => t.score!)));
   },
 );
+
+Deno.test(
+  "defaults beyond the device's limits: the nearest parameters that fit run, and say so",
+  gpuTest,
+  async () => {
+    // WebGPU's default limits, as an adapter that offers no more would give them.
+    const limits = {
+      ...gpu.device.limits,
+      maxComputeInvocationsPerWorkgroup: 256,
+      maxComputeWorkgroupStorageSize: 16384,
+    };
+    const device = new Proxy(gpu.device, {
+      get(target, key) {
+        if (key === "limits") return limits;
+        const value = Reflect.get(target, key);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const small: Gpu = { ...gpu, device };
+    const spec = findKernel("blocktile_1d")!;
+    const shape = { m: 70, k: 33, n: 65 };
+    const r = await runKernel(small, spec, shape, { skipTiming: true });
+    assert.ok(r.validated, r.error);
+    assert.match(
+      r.adapted!,
+      /512 invocations exceeds maxComputeInvocationsPerWorkgroup \(256\); ran /,
+    );
+    const [x, y, z] = spec.workgroupSize(r.params);
+    assert.ok(x * y * z <= 256 && spec.workgroupStorageBytes(r.params) <= 16384);
+    // Parameters the caller chose are run as given, and refused by the limit.
+    const asked = await runKernel(small, spec, shape, { skipTiming: true, params: spec.params });
+    assert.equal(asked.errorKind, "limit");
+    assert.equal(asked.adapted, undefined);
+    // On this adapter the defaults fit: nothing adapted.
+    assert.equal((await runKernel(gpu, spec, shape, { skipTiming: true })).adapted, undefined);
+  },
+);

@@ -132,6 +132,16 @@ Deno.test("site: live pages validate and time kernels in headless Chromium (Swif
     assert.equal(wallClock.rows[0].validated, "true");
     assert.equal(wallClock.rows[0].cells[6], "wall-clock-batch");
 
+    // 05's defaults need 512 invocations; SwiftShader offers WebGPU's default 256: the page runs
+    // the nearest parameters that fit and says so in the row.
+    const blocktile = await runPage(page, `${server.url}/05_blocktile_1d.html?sizes=64`);
+    assert.equal(blocktile.state, "done", blocktile.status);
+    assertTimed(blocktile.rows, "05_blocktile_1d", 1);
+    assert.match(
+      blocktile.rows[0].cells[2],
+      /exceeds maxComputeInvocationsPerWorkgroup \(256\); ran /,
+    );
+
     const generated = await runPage(page, `${server.url}/12_generated.html?sizes=64`);
     assert.equal(generated.state, "done", generated.status);
     assertTimed(generated.rows, "12_generated", 1);

@@ -136,7 +136,7 @@ export function resultsTable(results: KernelResult[]): HTMLTableElement {
       { class: ok ? "ok" : "failed", "data-kernel": r.kernel, "data-validated": String(ok) },
       h("td", {}, r.kernel),
       h("td", {}, `${r.m}x${r.k}x${r.n}`),
-      h("td", {}, params),
+      h("td", {}, r.adapted ? `${params} (${r.adapted})` : params),
       h("td", {}, ok ? `validated (rel. error ${r.relErr.toExponential(1)})` : "FAILED"),
       h("td", { class: "num" }, ok ? fmt(r.medianMs) : ""),
       h("td", { class: "num" }, ok ? fmt(r.gflops) : ""),

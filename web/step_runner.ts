@@ -94,7 +94,12 @@ export async function mountStepRunner(root: HTMLElement, name: string): Promise<
         return;
       }
       const { sizes, dropped } = sizesFor(g);
-      const params = controls.read();
+      // The step's defaults unless the reader changed one: then the runner may swap defaults that
+      // exceed this adapter's limits for the nearest that fit (and says so in the row).
+      const chosen = controls.read();
+      const params = Object.entries(chosen).some(([k, v]) => spec.params[k] !== v)
+        ? chosen
+        : undefined;
       // Each press is one run: its table, chart and download hold only its own results.
       const results: KernelResult[] = [];
       for (const [i, n] of sizes.entries()) {

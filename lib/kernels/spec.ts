@@ -166,3 +166,12 @@ export function stepName(idOrName: string): string {
 export function numericsOf(spec: Pick<KernelSpec, "numerics">, p: Params): Numerics {
   return typeof spec.numerics === "function" ? spec.numerics(p) : spec.numerics;
 }
+
+/** Every combination of the space's values layered over `base`, in a stable order. */
+export function spacePoints(space: Record<string, number[]>, base: Params): Params[] {
+  let points: Params[] = [{ ...base }];
+  for (const [key, values] of Object.entries(space)) {
+    points = points.flatMap((p) => values.map((v) => ({ ...p, [key]: v })));
+  }
+  return points;
+}
