@@ -7,8 +7,9 @@
  * The same code runs on one thread here and on several in lib/cpu_threads.ts, over one memory.
  *
  * Layout in the WebAssembly memory (byte offsets in a `SimdLayout`):
- * - B packed once, whole: for each k block, for each NR-column panel, kc rows of NR floats;
- * - A copied row-major (threads pack their own rows of it);
+ * - 16 bytes for the threads' strip counter;
+ * - A and B copied in row-major (A's blocks are packed from here by the thread that needs them);
+ * - B packed whole: for each k block, for each NR-column panel, kc rows of NR floats;
  * - C padded to whole MR x NR tiles (ldc = N rounded up to NR), zeroed, copied out at the end;
  * - one scratch panel of A (MC x KC, MR-row panels) per thread.
  */
