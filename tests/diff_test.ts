@@ -7,6 +7,7 @@ import { KERNELS } from "../lib/registry.ts";
 import {
   changeSources,
   type DiffHunk,
+  diffTable,
   kernelDiff,
   showChange,
   unifiedDiff,
@@ -183,4 +184,13 @@ Deno.test("the first step has no previous kernel; showChange shows it whole", as
   assert.ok(printed[0].includes(first.to.text.trim()));
   assert.match(printed[1], /^What 03_coalesce/);
   assert.match(printed[1], /\n--- kernels\/02_naive\/kernel\.wgsl\n\+\+\+ kernels\/03_coalesce/);
+});
+
+Deno.test("the HTML diff aligns every cell itself (viewers right-align a bare td)", async () => {
+  const { from, to } = await changeSources("vectorize");
+  const html = diffTable(kernelDiff(from!.text, to.text), to.text.split("\n").length);
+  const cells = html.match(/<td[^>]*>/g) ?? [];
+  assert.ok(cells.length > 10);
+  for (const td of cells) assert.match(td, /text-align:(left|right)/, td);
+  assert.ok(cells.filter((td) => /text-align:left/.test(td)).length > cells.length / 3);
 });

@@ -287,12 +287,17 @@ const ROW_STYLE = {
 };
 const SIGN = { same: " ", add: "+", remove: "-" } as const;
 const NUMBER = '<td style="color:#888;text-align:right;padding:0 6px">';
+/**
+ * Code cells say their own alignment: viewers style a bare `td` (JupyterLab and the classic
+ * Notebook right-align it), and a table's own text-align does not reach its cells past that rule.
+ */
+const CODE = '<td style="text-align:left">';
 
 /** The diff as an HTML table: old and new line numbers, sign, code; gaps as one grey row. */
-function diffTable(hunks: DiffHunk[], newLength: number): string {
+export function diffTable(hunks: DiffHunk[], newLength: number): string {
   const gap = (n: number) =>
     n > 0
-      ? `<tr style="color:#888;background:#f6f8fa"><td colspan="4">` +
+      ? `<tr style="color:#888;background:#f6f8fa"><td colspan="4" style="text-align:left">` +
         `  ... ${n} unchanged line${n === 1 ? "" : "s"}</td></tr>`
       : "";
   const rows: string[] = [];
@@ -303,7 +308,7 @@ function diffTable(hunks: DiffHunk[], newLength: number): string {
     for (const l of h.lines) {
       rows.push(
         `<tr${ROW_STYLE[l.kind]}>${NUMBER}${l.oldLine ?? ""}</td>${NUMBER}${l.newLine ?? ""}</td>` +
-          `<td>${SIGN[l.kind]} ${escapeHtml(l.text)}</td></tr>`,
+          `${CODE}${SIGN[l.kind]} ${escapeHtml(l.text)}</td></tr>`,
       );
     }
     newNext = start + h.newLines;
