@@ -5,7 +5,8 @@
  */
 import { blockedWith, type CpuMatmul, cpuModelRows, timeCpu } from "./cpu.ts";
 import { CPU_LADDER } from "./cpu_ladder.ts";
-import { cacheSizes, commandOutput, defaultBlocks, hasRelaxedSimd } from "./cpu_simd.ts";
+import { cacheSizes, defaultBlocks, hasRelaxedSimd } from "./cpu_simd.ts";
+import { commandOutput } from "./platform.ts";
 import { CpuThreads } from "./cpu_threads.ts";
 import { runJaxCpu } from "./peers/jaxjs.ts";
 import { freshSeed, type Shape } from "./matrix.ts";

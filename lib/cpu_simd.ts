@@ -14,6 +14,7 @@
  * - one scratch panel of A (MC x KC, MR-row panels) per thread.
  */
 import { GemmError } from "./errors.ts";
+import { commandOutput } from "./platform.ts";
 import { checkOperands, type Shape } from "./matrix.ts";
 import { I32, op, V128, type WasmFunction, wasmModule } from "./wasm.ts";
 
@@ -40,23 +41,6 @@ export const DEFAULT_CACHES: CacheSizes = {
   l3: 8 * 1024 * 1024,
   source: "defaults (32 KiB L1d, 512 KiB L2, 8 MiB L3)",
 };
-
-/**
- * A command's standard output, or why there is none: a browser, no permission to run it, not
- * installed, no output.
- */
-export function commandOutput(command: string, args: string[]): { text?: string; why?: string } {
-  try {
-    // A clean environment: Deno refuses to pass LD_LIBRARY_PATH (which a bundled Deno's loader
-    // may set) to a command it is only allowed to run by name.
-    const out = new Deno.Command(command, { args, stdout: "piped", stderr: "null", clearEnv: true })
-      .outputSync();
-    const text = new TextDecoder().decode(out.stdout);
-    return text ? { text } : { why: `${command} printed nothing (exit ${out.code})` };
-  } catch (e) {
-    return { why: `${command}: ${(e as Error).message}` };
-  }
-}
 
 /** Cache sizes from `getconf` (POSIX; glibc reads them from the processor), else the defaults. */
 export function cacheSizes(): CacheSizes {

@@ -99,12 +99,10 @@ export class CpuThreads {
     checkOperands(shape, a, b);
     const layout = simdLayout(shape, blocks);
     stage(this.memory, a, b, layout, this.threads);
-    const share = (count: number, step: number, t: number) => {
-      const per = Math.ceil(count / step / this.threads) * step;
-      return [Math.min(count, t * per), Math.min(count, (t + 1) * per)];
-    };
+    // B's panels in equal shares, one per thread.
+    const panels = layout.ldc / NR, per = Math.ceil(panels / this.threads);
     await this.each((t) => {
-      const [from, to] = share(layout.ldc / NR, 1, t);
+      const from = Math.min(panels, t * per), to = Math.min(panels, (t + 1) * per);
       return from < to ? { kind: "pack", layout, from, to } : undefined;
     });
     // Strips of at most MC rows, at least four per thread, taken from a shared counter.

@@ -7,7 +7,7 @@
 import { type AccuracyCheck, checkProduct, type ErrorRatios, type Numerics } from "./accuracy.ts";
 import { GemmError, ValidationFailedError } from "./errors.ts";
 import { flops, freshSeed, randomMatrix, sampleRows, type Shape } from "./matrix.ts";
-import type { Measured } from "./record.ts";
+import type { Measured, PeerResult } from "./record.ts";
 import type { Timing } from "./timing.ts";
 
 /** Largest reference work (multiply-adds) per check before rows are sampled. */
@@ -124,6 +124,21 @@ function roundRatios(ratios: ErrorRatios): ErrorRatios {
     worst: round(ratios.worst),
     rows: round(ratios.rows),
     worstRow: round(ratios.worstRow),
+  };
+}
+
+/** Who a peer is, as its rows name it. */
+export type PeerIdentity = Pick<PeerResult, "peer" | "kernel" | "title" | "timer" | "details">;
+
+/** A peer's row for `shape` before it is measured: unchecked, with fresh inputs' seed. */
+export function peerRow({ details, ...who }: PeerIdentity, shape: Shape): PeerResult {
+  return {
+    ...who,
+    ...shape,
+    relErr: NaN,
+    validated: false,
+    seed: freshSeed(),
+    ...(details ? { details } : {}),
   };
 }
 

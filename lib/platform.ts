@@ -2,7 +2,8 @@
  * The one place the library reads project files (kernels' WGSL, tuning files): in Deno from
  * disk, in a browser over HTTP. Paths are relative to the project root, which is one folder
  * above this module; a bundle (dist/bench.js in Deno, site/assets/ladder.js in the browser)
- * sits one folder below the root it reads, so the same relative paths resolve there too.
+ * sits one folder below the root it reads, so the same relative paths resolve there too. Also
+ * where the library asks the system a question (a command's output), which only Deno can.
  */
 
 /** How the library reads a project file on the platform it runs on. */
@@ -49,3 +50,20 @@ const fetchedFiles: Platform = {
 
 /** Deno reads the disk; a browser (no `Deno` global) fetches from the site. */
 export const platform: Platform = "Deno" in globalThis ? denoFiles : fetchedFiles;
+
+/**
+ * A command's standard output, or why there is none: a browser, no permission to run it, not
+ * installed, no output.
+ */
+export function commandOutput(command: string, args: string[]): { text?: string; why?: string } {
+  try {
+    // A clean environment: Deno refuses to pass LD_LIBRARY_PATH (which a bundled Deno's loader
+    // may set) to a command it is only allowed to run by name.
+    const out = new Deno.Command(command, { args, stdout: "piped", stderr: "null", clearEnv: true })
+      .outputSync();
+    const text = new TextDecoder().decode(out.stdout);
+    return text ? { text } : { why: `${command} printed nothing (exit ${out.code})` };
+  } catch (e) {
+    return { why: `${command}: ${(e as Error).message}` };
+  }
+}

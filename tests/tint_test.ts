@@ -100,7 +100,7 @@ async function emittedKernels(): Promise<Emitted[]> {
  * An f16 kernel's text with f16 written as f32, for an adapter without shader-f16: `enable f16`
  * dropped, f16 types and h-suffixed literals made f32.
  */
-export function asF32(code: string): string {
+function asF32(code: string): string {
   return code.replace(/^enable f16;\n/m, "")
     .replace(/\bf16\b/g, "f32")
     .replace(/\b(\d+(?:\.\d*)?(?:e[+-]?\d+)?)h\b/g, "$1");

@@ -3,8 +3,8 @@
  * yardstick the ladder climbs toward. TF32 stays off (CUBLAS_DEFAULT_MATH), so it is the same
  * float32 arithmetic our kernels do. Timed with CUDA events, validated like our kernels.
  */
-import { freshSeed, type Shape } from "../matrix.ts";
-import { recordFailure, timerNumbers, validateThenTime } from "../measure.ts";
+import type { Shape } from "../matrix.ts";
+import { peerRow, recordFailure, timerNumbers, validateThenTime } from "../measure.ts";
 import { envOrUndefined, type PeerResult } from "../record.ts";
 import { F32_NUMERICS } from "../accuracy.ts";
 import { summarize } from "../timing.ts";
@@ -193,17 +193,13 @@ class Peer implements CublasPeer {
 
   async run(shape: Shape, opts: { reps?: number; budgetMs?: number } = {}): Promise<PeerResult> {
     const { m, n } = shape;
-    const result: PeerResult = {
+    const result = peerRow({
       peer: "cublas",
       kernel: "cublas_sgemm",
       title: "cuBLAS SGEMM (TF32 off)",
       timer: "CUDA events (cudaEventElapsedTime)",
-      ...shape,
-      relErr: NaN,
-      validated: false,
-      seed: freshSeed(),
       details: this.details,
-    };
+    }, shape);
     const buffers: Deno.PointerValue[] = [];
     const events: Deno.PointerValue[] = [];
     let sgemm = () => {};

@@ -10,8 +10,8 @@
 import { defaultDevice, init, numpy as np } from "@jax-js/jax";
 import { timeCpu } from "../cpu.ts";
 import { GemmError } from "../errors.ts";
-import { freshSeed, type Shape } from "../matrix.ts";
-import { timerNumbers, validateThenTime } from "../measure.ts";
+import type { Shape } from "../matrix.ts";
+import { peerRow, timerNumbers, validateThenTime } from "../measure.ts";
 import type { PeerResult } from "../record.ts";
 import { F32_NUMERICS } from "../accuracy.ts";
 
@@ -39,16 +39,12 @@ export async function runJaxCpu(
   opts: { reps?: number; budgetMs?: number } = {},
 ): Promise<PeerResult> {
   const { m, k, n } = shape;
-  const result: PeerResult = {
+  const result = peerRow({
     peer: "jaxjs-wasm",
     kernel: "jaxjs_matmul",
     title: `jax-js ${JAXJS_VERSION} numpy.matmul (wasm backend)`,
     timer: "performance.now (CPU), matmul + blockUntilReady",
-    ...shape,
-    relErr: NaN,
-    validated: false,
-    seed: freshSeed(),
-  };
+  }, shape);
   let operands: [JaxArray, JaxArray] | undefined;
   let inputs: { a: Float32Array; b: Float32Array } | undefined;
   try {

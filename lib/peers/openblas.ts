@@ -5,8 +5,8 @@
  */
 import { timeCpu } from "../cpu.ts";
 import { GemmError } from "../errors.ts";
-import { checkOperands, freshSeed, type Shape } from "../matrix.ts";
-import { timerNumbers, validateThenTime } from "../measure.ts";
+import { checkOperands, type Shape } from "../matrix.ts";
+import { peerRow, timerNumbers, validateThenTime } from "../measure.ts";
 import { envOrUndefined, type PeerResult } from "../record.ts";
 import { F32_NUMERICS } from "../accuracy.ts";
 
@@ -158,17 +158,12 @@ class Peer implements OpenBlasPeer {
   run(shape: Shape, opts: OpenBlasRunOptions = {}): Promise<PeerResult> {
     const threads = opts.threads === "all" ? this.maxThreads : opts.threads ?? 1;
     const label = opts.threads === "all" ? "openblas-all" : `openblas-${threads}t`;
-    const seed = freshSeed();
-    const result: PeerResult = {
+    const result = peerRow({
       peer: label,
       kernel: label,
       title: `OpenBLAS cblas_sgemm, ${threads} thread${threads === 1 ? "" : "s"}`,
       timer: "performance.now (CPU)",
-      ...shape,
-      relErr: NaN,
-      validated: false,
-      seed,
-    };
+    }, shape);
     let inputs: { a: Float32Array; b: Float32Array; c: Float32Array } | undefined;
     return validateThenTime(result, {
       numerics: F32_NUMERICS,

@@ -19,8 +19,8 @@
 import * as tf from "@tensorflow/tfjs-core";
 import { WebGPUBackend } from "@tensorflow/tfjs-backend-webgpu";
 import { type Gpu, orLost } from "../gpu.ts";
-import { freshSeed, type Shape } from "../matrix.ts";
-import { validateThenTime } from "../measure.ts";
+import type { Shape } from "../matrix.ts";
+import { peerRow, validateThenTime } from "../measure.ts";
 import type { PeerResult } from "../record.ts";
 import { F32_NUMERICS } from "../accuracy.ts";
 import { median, summarize } from "../timing.ts";
@@ -85,16 +85,12 @@ async function runTfjs(
   opts: { reps?: number; budgetMs?: number } = {},
 ): Promise<PeerResult> {
   const { m, k, n } = shape;
-  const result: PeerResult = {
+  const result = peerRow({
     peer: "tfjs-webgpu",
     kernel: "tfjs_matmul",
     title: `TF.js WebGPU ${tf.version_core} matMul`,
     timer: "tf.time() kernelMs (timestamp-query around each TF.js program's pass)",
-    ...shape,
-    relErr: NaN,
-    validated: false,
-    seed: freshSeed(),
-  };
+  }, shape);
   const operands: tf.Tensor2D[] = [];
   try {
     return await validateThenTime(result, {
