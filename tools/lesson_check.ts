@@ -81,7 +81,8 @@ export const LAB_PATTERNS: readonly { name: string; pattern: RegExp; reason: str
   },
   {
     name: "JSON file",
-    pattern: /(?<![\w./-])[\w.-]+\.json\b/g,
+    // The project's own configuration files (deno.json) are tools a lesson may name.
+    pattern: /(?<![\w./-])(?!(?:deno|package|tsconfig)\.json\b)[\w.-]+\.json\b/g,
     reason: "a .json name in prose is a record or search file, which belongs in Sources",
   },
   {
@@ -109,9 +110,10 @@ export const LAB_PATTERNS: readonly { name: string; pattern: RegExp; reason: str
   },
   {
     name: "issue number",
-    // "issue 12" or "issue #12", not "issue 63 351" (a GPU's instruction-issue limit) nor
-    // "issue 4 instructions": a number followed by a digit or a word is read as a quantity.
-    pattern: /\bissues? (?:#\d+|\d+(?![\d\w]|\s+[\d\p{L}]))/giu,
+    // "issue 12" or "issue #12", not a GPU's instruction issue: "issue 63 351" (a limit in
+    // GFLOP/s) or "issue 4 warp instructions" (a rate).
+    pattern:
+      /\bissues? (?:#\d+|\d+(?![\d\w]|[ \u00a0\u202f]\d|\s+(?:warp|instruction|load|store|FMA|op|per\b|each\b|every\b)))/giu,
     reason: "issue numbers are the project's log or a citation; citations go in Sources",
   },
 ];
