@@ -168,7 +168,12 @@ Deno.test("lab words: one hit per place, and none from the Sources cell", () => 
   assert.ok(!failed(notebook()).includes("lab-words"), "Sources names records freely");
   const report = check(notebook([markdown("Recorded at commit e374f99.")]));
   assert.deepEqual(report.failures.map((f) => f.check), ["lab-words"]);
-  assert.match(report.failures[0].message, /cell 3 commit hash "e374f99"/);
+  assert.match(report.failures[0].message, /cell 3 \(Prediction\): commit hash "e374f99"/);
+  const headed = check(notebook([markdown("## Why it held\n\nAs issue 12 showed, stale.")]));
+  assert.match(
+    headed.failures[0].message,
+    /: cell 3 \(Why it held\): issue number "issue 12", history "stale"$/,
+  );
 });
 
 Deno.test("output lines: text and streams count their lines, 60 pass and 61 fail", () => {
@@ -289,9 +294,9 @@ Deno.test("the printed summary: a figures line per notebook, a line per failure,
     { path: "n/06_b.ipynb", notebook: notebook([], "fff0001"), bytes: 1000 },
   ], LAST);
   assert.deepEqual(formatSummary(summary), [
-    "n/05_a.ipynb: 23/1200 words, 2.00 MB, longest output 3 (cell 2) lines, commit abc1234",
+    "n/05_a.ipynb: 23/1200 words, 2.00 MB, longest output 3 lines (cell 2), commit abc1234",
     "  FAIL size: 2.00 MB, over 1.50 MB",
-    "n/06_b.ipynb: 23/1200 words, 0.00 MB, longest output 3 (cell 2) lines, commit fff0001, ok",
+    "n/06_b.ipynb: 23/1200 words, 0.00 MB, longest output 3 lines (cell 2), commit fff0001, ok",
     "FAIL one-commit: stamped from 2 commits: abc1234 (1), fff0001 (1)",
     "1 of 2 notebooks fail a check; 1 check of the set fails",
   ]);

@@ -23,7 +23,10 @@
  *   Consecutive stream outputs of one name are one output, as the viewers merge them.
  * - An SVG output needs a PNG in its own bundle, or a PNG-only output beside it in the same cell
  *   (one PNG per SVG): an untrusted notebook and GitHub do not show the SVG.
+ * - Record names, hashes and history words (`LAB_PATTERNS`, each with its reason) are looked for
+ *   in the lesson text as shown: a link's target is not shown, so `[the record](data/...)` passes.
  * - The stamp is `metadata.gemm_ladder.commit`; the notebooks checked together must share one.
+ * - Cells are named by their index in the file (from 0) and their section's heading.
  */
 
 /** A notebook as stored: only the fields the checks read. */
@@ -140,6 +143,21 @@ export function sourcesCellIndex(notebook: NotebookJson): number {
   if (last < 0 || cells[last].cell_type !== "markdown") return -1;
   const firstLine = cellSource(cells[last]).trimStart().split("\n")[0];
   return /^##\s+Sources\s*$/.test(firstLine) ? last : -1;
+}
+
+/**
+ * A cell as a writer finds it: its index in the file (from 0) and the heading of its section, the
+ * nearest markdown heading at or above it.
+ */
+export function cellLabel(notebook: NotebookJson, index: number): string {
+  for (let i = index; i >= 0; i--) {
+    const cell = notebook.cells[i];
+    if (cell.cell_type !== "markdown") continue;
+    const headings = [...cellSource(cell).matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)];
+    const heading = i === index ? headings[0] : headings.at(-1);
+    if (heading) return `cell ${index} (${visibleText(heading[1]).trim()})`;
+  }
+  return `cell ${index}`;
 }
 
 /** The lesson's markdown cells, with their indices: every markdown cell but the Sources cell. */
@@ -378,20 +396,25 @@ export function checkNotebook(
     fail(
       "lab-words",
       `${hits.length} record names, hashes or lab words in lesson text: ` +
-        hits.map((h) => `cell ${h.cell} ${h.name} "${h.match}"`).join("; "),
+        Map.groupBy(hits, (h) => h.cell).entries().map(([cell, found]) =>
+          `${cellLabel(notebook, cell)}: ` + found.map((h) => `${h.name} "${h.match}"`).join(", ")
+        ).toArray().join("; "),
     );
   }
   const long = longOutputs(notebook);
   if (long.length > 0) {
     fail(
       "output-lines",
-      `${long.length} outputs over ${MAX_OUTPUT_LINES} lines: ` +
-        long.map((o) => `cell ${o.cell} ${o.lines} lines`).join("; "),
+      `${long.length} output${long.length === 1 ? "" : "s"} over ${MAX_OUTPUT_LINES} lines: ` +
+        long.map((o) => `${cellLabel(notebook, o.cell)} ${o.lines} lines`).join("; "),
     );
   }
   const svg = svgWithoutPng(notebook);
   if (svg.length > 0) {
-    fail("svg-png", `SVG without a PNG beside it in cells ${svg.join(", ")}`);
+    fail(
+      "svg-png",
+      `SVG without a PNG beside it: ${svg.map((c) => cellLabel(notebook, c)).join("; ")}`,
+    );
   }
   if (bytes > MAX_NOTEBOOK_BYTES) {
     fail("size", `${megabytes(bytes)} MB, over ${megabytes(MAX_NOTEBOOK_BYTES)} MB`);
@@ -456,11 +479,11 @@ export function formatSummary(summary: Summary): string[] {
   const lines: string[] = [];
   for (const r of summary.notebooks) {
     const longest = r.longestOutput
-      ? `${r.longestOutput.lines} (cell ${r.longestOutput.cell})`
-      : "-";
+      ? `${r.longestOutput.lines} lines (cell ${r.longestOutput.cell})`
+      : "none";
     lines.push(
       `${r.path}: ${r.words}/${r.wordCap} words, ${megabytes(r.bytes)} MB, longest output ` +
-        `${longest} lines, commit ${r.commit ?? "none"}` + (r.failures.length ? "" : ", ok"),
+        `${longest}, commit ${r.commit ?? "none"}` + (r.failures.length ? "" : ", ok"),
     );
     for (const f of r.failures) lines.push(`  FAIL ${f.check}: ${f.message}`);
     for (const n of r.notes) lines.push(`  note: ${n}`);
