@@ -10,7 +10,8 @@
  * from harming another record are in bench_output.ts. Also bundled to dist/bench.js for GPU hosts
  * without a package registry (tools/bundle.sh), so every import here must be static.
  */
-import { type BenchArgs, defaultShapes, parseBenchArgs, sweepSize, USAGE } from "./bench_args.ts";
+import { type BenchArgs, parseBenchArgs, USAGE } from "./bench_args.ts";
+import { defaultShapes, sweepSize } from "./sizes.ts";
 import { autotune } from "./autotune.ts";
 import { measureCeilings } from "./ceilings.ts";
 import { runCpuSuite } from "./cpu_bench.ts";
@@ -314,7 +315,7 @@ async function shapePlans(
   record: RunRecord,
   log: (line: string) => void,
 ) {
-  const spec = args.kernels.find((k) => k.name === "shapes");
+  const spec = args.kernels.find((k) => k.planFor);
   if (!spec) {
     if (args.tuneShapes) record.notes.push("--tune-shapes: the shapes step was not selected");
     return;

@@ -3,8 +3,7 @@
  * usage text rather than a silently different run.
  */
 import { UsageError } from "./errors.ts";
-import type { DeviceSummary } from "./gpu.ts";
-import { checkShape, type Shape, uniqueShapes } from "./matrix.ts";
+import { checkShape, type Shape, square, uniqueShapes } from "./matrix.ts";
 import { findKernel, KERNELS, type KernelSpec } from "./registry.ts";
 
 /** What one bench run should do. */
@@ -165,65 +164,6 @@ function parseFlags(argv: readonly string[], registry: KernelSpec[]): BenchArgs 
   return args;
 }
 
-/**
- * The shapes real programs multiply (M x K x N): squares, an odd square and an odd rectangle, a
- * language model's prefill (2048 x 4096 x 11008, 512 x 4096 x 4096) and decode (16 and 1 rows),
- * a long reduction with a small output (256 x 65536 x 256) and a tall, thin product.
- */
-export const SHAPE_SUITE: readonly Shape[] = [
-  ...[1024, 2048, 4096, 8192, 4097].map(square),
-  { m: 1000, k: 3000, n: 777 },
-  { m: 2048, k: 4096, n: 11008 },
-  { m: 512, k: 4096, n: 4096 },
-  { m: 16, k: 4096, n: 4096 },
-  { m: 1, k: 4096, n: 4096 },
-  { m: 256, k: 65536, n: 256 },
-  { m: 32768, k: 512, n: 128 },
-];
-
-/** Steps a GPU run measures on the shape suite too (the early steps would take too long). */
-export const SUITE_STEPS: readonly string[] = ["autotune", "generated", "shapes"];
-
-/**
- * Sizes a run uses when none are given. Software adapters are thousands of times slower, so
- * they get small sizes that finish in about a minute; a real GPU gets the tutorial's sizes plus
- * the odd shapes that prove edge handling costs little (issue 3) and their aligned neighbours,
- * and for the steps of SUITE_STEPS (`step` given) the shape suite as well.
- */
-export function defaultShapes(
-  device: Pick<DeviceSummary, "software">,
-  step?: Pick<KernelSpec, "name">,
-): Shape[] {
-  if (device.software) return [64, 128, 256].map(square);
-  const tutorial = [
-    ...[1024, 2048, 4096, 8192].map(square),
-    square(4095),
-    square(4097),
-    { m: 1000, k: 3000, n: 777 },
-    // The odd rectangle's aligned neighbour: what its throughput is compared with.
-    { m: 1024, k: 3072, n: 768 },
-  ];
-  return step && SUITE_STEPS.includes(step.name)
-    ? uniqueShapes([...tutorial, ...SHAPE_SUITE])
-    : tutorial;
-}
-
-/**
- * The one square size a search or a sweep runs at: 4096 when the run has it (a GPU's defaults
- * do), else the run's largest square size (a software adapter's, or the sizes given).
- */
-export function sweepSize(shapes: Shape[]): number {
-  const squares = shapes.filter((s) => s.m === s.k && s.k === s.n).map((s) => s.m);
-  return squares.includes(4096) ? 4096 : Math.max(...squares, 64);
-}
-
-/** Each odd shape of a GPU run and the aligned shape its throughput is compared with. */
-export const ODD_SHAPE_PAIRS: readonly [Shape, Shape][] = [
-  [square(4095), square(4096)],
-  [square(4097), square(4096)],
-  [{ m: 1000, k: 3000, n: 777 }, { m: 1024, k: 3072, n: 768 }],
-];
-
 function fail(message: string): never {
   throw new UsageError(message);
 }
@@ -232,10 +172,6 @@ function fail(message: string): never {
 export function splitOnce(arg: string): [string, string] {
   const at = arg.indexOf("=");
   return [arg.slice(0, at), arg.slice(at + 1)];
-}
-
-function square(n: number): Shape {
-  return { m: n, k: n, n };
 }
 
 /** A positive integer in plain decimal; anything else (0, -3, 1.5, NaN, 1e3, "") is a usage error. */

@@ -12,6 +12,11 @@ export interface Shape {
 }
 
 /** The operation count every GFLOP/s figure uses: one multiply and one add per (i, j, p). */
+/** The n x n x n shape. */
+export function square(n: number): Shape {
+  return { m: n, k: n, n };
+}
+
 export function flops({ m, n, k }: Shape): number {
   return 2 * m * n * k;
 }

@@ -1,13 +1,28 @@
 /**
  * The shape suite of a run record: for each shape of SHAPE_SUITE the record measured, the
- * shapes step (the kernel a program would call), the best of our kernels, cuBLAS and TF.js, and
+ * step that plans per shape (the kernel a program would call), the best of our kernels, cuBLAS and TF.js, and
  * their ratios to cuBLAS, with the geometric mean over the suite. The README table, the chart's
  * shape view and notebook 13 all read it from here.
  */
-import { SHAPE_SUITE } from "./bench_args.ts";
-import { sameShape, type Shape, shapeLabel } from "./matrix.ts";
+import { sameShape, type Shape, shapeLabel, square } from "./matrix.ts";
 import type { KernelResult, PeerResult, RunRecord } from "./record.ts";
-import { stepName } from "./kernels/spec.ts";
+import { findKernel } from "./registry.ts";
+
+/**
+ * The shapes real programs multiply (M x K x N): squares, an odd square and an odd rectangle, a
+ * language model's prefill (2048 x 4096 x 11008, 512 x 4096 x 4096) and decode (16 and 1 rows),
+ * a long reduction with a small output (256 x 65536 x 256) and a tall, thin product.
+ */
+export const SHAPE_SUITE: readonly Shape[] = [
+  ...[1024, 2048, 4096, 8192, 4097].map(square),
+  { m: 1000, k: 3000, n: 777 },
+  { m: 2048, k: 4096, n: 11008 },
+  { m: 512, k: 4096, n: 4096 },
+  { m: 16, k: 4096, n: 4096 },
+  { m: 1, k: 4096, n: 4096 },
+  { m: 256, k: 65536, n: 256 },
+  { m: 32768, k: 512, n: 128 },
+];
 
 /** One shape of the suite in one record (GFLOP/s; absent where nothing validated). */
 export interface SuiteRow {
@@ -32,7 +47,7 @@ export function suiteRows(record: RunRecord, suite: readonly Shape[] = SHAPE_SUI
     const results = record.results.filter((r) => sameShape(r, shape));
     const peers = record.peers.filter((p) => sameShape(p, shape));
     if (!results.length && !peers.length) continue;
-    const step = results.find((r) => stepName(r.kernel) === "shapes");
+    const step = results.find((r) => findKernel(r.kernel)?.planFor);
     const best = results.filter((r) => speed(r))
       .sort((a, b) => b.gflops! - a.gflops!)[0];
     rows.push({

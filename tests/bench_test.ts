@@ -6,7 +6,9 @@
 import assert from "node:assert/strict";
 import * as tf from "@tensorflow/tfjs-core";
 import { formatTable, runBench, suiteNote } from "../lib/bench.ts";
-import { defaultShapes, parseBenchArgs, SHAPE_SUITE, SUITE_STEPS } from "../lib/bench_args.ts";
+import { parseBenchArgs } from "../lib/bench_args.ts";
+import { defaultShapes } from "../lib/sizes.ts";
+import { SHAPE_SUITE } from "../lib/suite.ts";
 import {
   checkOut,
   finishRecord,
@@ -103,20 +105,22 @@ Deno.test("default sizes: small on a software adapter, tutorial sizes and odd sh
 });
 
 Deno.test("default sizes: the shape suite for the late steps on a GPU, not for the early ones", () => {
-  const labels = (step?: { name: string }) =>
+  const labels = (step?: { suite?: boolean }) =>
     defaultShapes({ software: false }, step).map((s) => `${s.m}x${s.k}x${s.n}`);
-  for (const name of SUITE_STEPS) {
-    const shapes = labels({ name });
+  const suiteSteps = KERNELS.filter((k) => k.suite);
+  assert.ok(suiteSteps.length > 0 && !KERNELS[0].suite, "late steps join the suite, not the first");
+  for (const spec of suiteSteps) {
+    const shapes = labels(spec);
     for (const s of SHAPE_SUITE) {
-      assert.ok(shapes.includes(`${s.m}x${s.k}x${s.n}`), `${name} ${s.m}`);
+      assert.ok(shapes.includes(`${s.m}x${s.k}x${s.n}`), `${spec.name} ${s.m}`);
     }
     assert.ok(shapes.includes("4095x4095x4095"), "the tutorial's shapes stay");
   }
   assert.equal(SHAPE_SUITE.length, 12);
-  assert.deepEqual(labels({ name: "naive" }), labels());
-  assert.ok(!labels({ name: "naive" }).includes("1x4096x4096"));
+  assert.deepEqual(labels(KERNELS[0]), labels());
+  assert.ok(!labels(KERNELS[0]).includes("1x4096x4096"));
   assert.deepEqual(
-    defaultShapes({ software: true }, { name: "shapes" }),
+    defaultShapes({ software: true }, { suite: true }),
     defaultShapes({ software: true }),
   );
   assert.equal(parseBenchArgs(["--tune-shapes"]).tuneShapes, true);

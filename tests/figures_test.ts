@@ -6,35 +6,28 @@
 import assert from "node:assert/strict";
 import { loadKernelSource } from "../lib/gpu.ts";
 import { svgToPng } from "../lib/render.ts";
-import { CONCEPT_STEPS, conceptFigure, showConcept } from "../lib/notebook/figures/mod.ts";
-import { subgroupAccess } from "../lib/notebook/figures/access.ts";
+import { conceptFigure, conceptSteps, showConcept } from "../lib/notebook/concept.ts";
+import { subgroupAccess } from "../lib/figures/access.ts";
 import {
   FRAGMENT_SOURCE,
   type FragmentMapping,
   fragmentReads,
   subgroupBanks,
-} from "../lib/notebook/figures/banks.ts";
-import { AUTOTUNE_READ, generatedRead } from "../lib/notebook/figures/clamps.ts";
-import { laneOfFragment } from "../lib/notebook/figures/warps.ts";
-import { findKernel } from "../lib/registry.ts";
+} from "../lib/figures/banks.ts";
+import { AUTOTUNE_READ, generatedRead } from "../kernels/12_generated/figure.ts";
+import { laneOfFragment } from "../lib/figures/warps.ts";
+import { findKernel, KERNELS } from "../lib/registry.ts";
 import { generatedParams } from "../kernels/12_generated/step.ts";
 import { assertPngNotBlank, decodePng } from "./png.ts";
 
-const LADDER = [
-  "naive",
-  "coalesce",
-  "tiled",
-  "blocktile_1d",
-  "blocktile_2d",
-  "vectorize",
-  "bank_conflicts",
-  "subgroup_tiling",
-  "double_buffer",
-  "autotune",
-  "generated",
-  "shapes",
-  "f16",
-];
+const LADDER = KERNELS.filter((k) => !k.demo).map((k) => k.name);
+
+/** The step whose kernel has each modelled fragment mapping. */
+const MAPPING_STEP: Record<FragmentMapping, string> = {
+  adjacent_pairs: "vectorize",
+  split_halves: "bank_conflicts",
+  warp_tiles: "subgroup_tiling",
+};
 
 /**
  * Throws unless `xml` is well-formed for what the figures write: one root, tags nested and
@@ -68,7 +61,7 @@ function assertWellFormed(xml: string, what: string) {
 }
 
 Deno.test("every ladder step has a concept figure", () => {
-  assert.deepEqual(CONCEPT_STEPS, LADDER);
+  assert.deepEqual(conceptSteps(), LADDER);
 });
 
 Deno.test("every figure is well-formed SVG of modest size that rasterises to a drawing", async () => {
@@ -109,56 +102,58 @@ Deno.test("unknown steps and invalid parameters throw clearly", () => {
 
 Deno.test("02/03: sectors one subgroup touches at one k step", () => {
   const shape = { m: 4096, k: 4096, n: 4096 };
-  const sectors = (m: "naive" | "coalesce", wg: number) =>
+  const sectors = (m: "x_picks_row" | "x_picks_column", wg: number) =>
     subgroupAccess(m, wg, shape).map((a) => a.sectors.length);
   // 02, WG 16: 16 rows x 2 columns of C. A: 16 rows K apart; B: 2 adjacent; C: 16 pairs.
-  assert.deepEqual(sectors("naive", 16), [16, 1, 16]);
+  assert.deepEqual(sectors("x_picks_row", 16), [16, 1, 16]);
   // 03, WG 16: 2 rows x 16 columns. A: 2 rows; B: 16 adjacent floats; C: two runs of 16.
-  assert.deepEqual(sectors("coalesce", 16), [2, 2, 4]);
+  assert.deepEqual(sectors("x_picks_column", 16), [2, 2, 4]);
   // 03, WG 32: one row of 32: 128 contiguous bytes of B and of C, one float of A.
-  assert.deepEqual(sectors("coalesce", 32), [1, 4, 4]);
+  assert.deepEqual(sectors("x_picks_column", 32), [1, 4, 4]);
 });
 
 Deno.test("08: bank passes of one subgroup's fragment reads", () => {
   const p = findKernel("bank_conflicts")!.params;
   const passes = (m: FragmentMapping, f: "a0" | "b0", q = p) => subgroupBanks(m, f, q).wavefronts;
   // 07: 16 invocations read every other vec4: banks 0-3, 8-11, ... serve 4 words each.
-  assert.equal(passes("vectorize", "b0"), 4);
+  assert.equal(passes("adjacent_pairs", "b0"), 4);
   // 08: 16 adjacent vec4s, 64 words over 32 banks.
-  assert.equal(passes("bank_conflicts", "b0"), 2);
+  assert.equal(passes("split_halves", "b0"), 2);
   // 09: 8 adjacent vec4s, one 128-byte pass.
-  assert.equal(passes("subgroup_tiling", "b0"), 1);
+  assert.equal(passes("warp_tiles", "b0"), 1);
   // A reads: 2 distinct vec4s (07, 08) or 4 (09), all in distinct banks.
-  for (const m of ["vectorize", "bank_conflicts", "subgroup_tiling"] as const) {
+  for (const m of ["adjacent_pairs", "split_halves", "warp_tiles"] as const) {
     assert.equal(passes(m, "a0"), 1, m);
   }
   // BN 64: 8 invocations per row of the subgroup, half the words.
   const narrow = { ...p, BN: 64 };
-  assert.equal(passes("vectorize", "b0", narrow), 2);
-  assert.equal(passes("bank_conflicts", "b0", narrow), 1);
+  assert.equal(passes("adjacent_pairs", "b0", narrow), 2);
+  assert.equal(passes("split_halves", "b0", narrow), 1);
   // Broadcast: tid 0 and tid 16 (same tx) share their words in 08.
-  const bank0 = subgroupBanks("bank_conflicts", "b0", p).banks[0];
+  const bank0 = subgroupBanks("split_halves", "b0", p).banks[0];
   assert.deepEqual(bank0.words.map((w) => w.lanes), [[0, 16], [8, 24]]);
 });
 
 Deno.test("the figures' index arithmetic is the kernels' WGSL", async () => {
   const squash = (s: string) => s.replace(/\s+/g, " ").trim();
-  for (const [step, lines] of Object.entries(FRAGMENT_SOURCE)) {
+  for (const [mapping, step] of Object.entries(MAPPING_STEP)) {
     const source = squash(await loadKernelSource(findKernel(step)!.file));
-    for (const line of lines) assert.ok(source.includes(squash(line)), `${step}: ${line}`);
+    for (const line of FRAGMENT_SOURCE[mapping as FragmentMapping]) {
+      assert.ok(source.includes(squash(line)), `${step}: ${line}`);
+    }
   }
   const eleven = squash(await loadKernelSource(findKernel("autotune")!.file));
   assert.ok(eleven.includes(AUTOTUNE_READ));
   assert.equal(generatedRead(generatedParams({})).trim(), "let a0_0 = As[0][0][a0At];");
   // 08's fragments at k step 1 move by one (padded) A row and one B row.
   const p = findKernel("bank_conflicts")!.params;
-  const at0 = fragmentReads("bank_conflicts", 5, p, 0),
-    at1 = fragmentReads("bank_conflicts", 5, p, 1);
+  const at0 = fragmentReads("split_halves", 5, p, 0),
+    at1 = fragmentReads("split_halves", 5, p, 1);
   assert.equal(at1.a0 - at0.a0, p.BM / 4 + p.PAD);
   assert.equal(at1.b1 - at0.b1, p.BN / 4);
   // 09: the lane drawn on fragment (ly, lx) of warp 0 is the one whose a0At and b0At point there.
   for (let tid = 0; tid < 32; tid++) {
-    const f = fragmentReads("subgroup_tiling", tid, p);
+    const f = fragmentReads("warp_tiles", tid, p);
     assert.equal(laneOfFragment(f.a0, f.b0), tid);
   }
 });

@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { runBench } from "../lib/bench.ts";
-import { parseBenchArgs, sweepSize } from "../lib/bench_args.ts";
+import { parseBenchArgs } from "../lib/bench_args.ts";
+import { sweepSize } from "../lib/sizes.ts";
 import { acquireGpu } from "../lib/gpu.ts";
 import { defaultPoint, knobPoints, knobShape, sweepKnob } from "../lib/knob_sweep.ts";
 import {

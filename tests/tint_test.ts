@@ -15,7 +15,7 @@ import { spacePoints } from "../lib/autotune.ts";
 import { loadKernelSource, namedDevice } from "../lib/gpu.ts";
 import type { Shape } from "../lib/matrix.ts";
 import { findKernel, KERNELS } from "../lib/registry.ts";
-import { SHAPE_SUITE } from "../lib/bench_args.ts";
+import { SHAPE_SUITE } from "../lib/suite.ts";
 import { candidates } from "../kernels/13_shapes/plans.ts";
 import { launchChromium, serveFolder } from "./browser.ts";
 

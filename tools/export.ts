@@ -18,7 +18,7 @@ import {
 import { UsageError } from "../lib/errors.ts";
 import { ladderRecord, listRecords, loadRecord, type RunRecord, RUNS_DIR } from "../lib/record.ts";
 import { KERNELS } from "../lib/registry.ts";
-import { CONCEPT_STEPS, conceptFigure } from "../lib/notebook/figures/mod.ts";
+import { conceptFigure, conceptSteps } from "../lib/notebook/concept.ts";
 
 /** The list of files an export wrote, kept in its folder so the next export can clear them. */
 export const MANIFEST = ".export-files.json";
@@ -184,7 +184,7 @@ export async function exportCharts(record: RunRecord, outDir: string, concepts =
       await chartHtml(chart, `${chart.name}: ${sourceLabel(record)}`),
     );
   }
-  for (const step of concepts ? CONCEPT_STEPS : []) {
+  for (const step of concepts ? conceptSteps() : []) {
     const { svg } = conceptFigure(step);
     await write(`concept_${step}`, "svg", svg);
     await write(`concept_${step}`, "png", await svgToPng(svg));

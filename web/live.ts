@@ -8,7 +8,8 @@ import embed from "vega-embed";
 import type { Chart } from "../lib/charts/common.ts";
 import { GemmError } from "../lib/errors.ts";
 import { acquireGpu, type Gpu } from "../lib/gpu.ts";
-import { ladderSizes, square } from "../lib/notebook/session.ts";
+import { square } from "../lib/matrix.ts";
+import { ladderSizes } from "../lib/sizes.ts";
 import { platform } from "../lib/platform.ts";
 import {
   type KernelResult,

@@ -2,6 +2,8 @@
 import { ceilDiv, naiveModel } from "../../lib/kernels/cost.ts";
 import { F32_NUMERICS } from "../../lib/accuracy.ts";
 import { type KernelSpec, stepLayout } from "../../lib/kernels/spec.ts";
+import { oneElementFigure } from "../../lib/figures/access.ts";
+import { oneElementLoop } from "../../lib/kernels/loops.ts";
 
 export const step: KernelSpec = {
   ...stepLayout(import.meta.url),
@@ -18,6 +20,8 @@ export const step: KernelSpec = {
   requiredFeatures: [],
   precision: "f32",
   numerics: F32_NUMERICS,
+  loop: (p, s) => oneElementLoop(p, s, true),
+  figure: (ctx) => oneElementFigure(ctx, "x_picks_row"),
   knob: {
     name: "WG",
     why: "The workgroup is WG x WG invocations. Its width decides how many rows of A one " +

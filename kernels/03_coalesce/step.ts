@@ -3,6 +3,8 @@ import { ceilDiv, naiveModel } from "../../lib/kernels/cost.ts";
 import { F32_NUMERICS } from "../../lib/accuracy.ts";
 import { type KernelSpec, stepLayout } from "../../lib/kernels/spec.ts";
 import { ANY, need } from "../../lib/kernels/tiling.ts";
+import { oneElementFigure } from "../../lib/figures/access.ts";
+import { oneElementLoop } from "../../lib/kernels/loops.ts";
 
 export const step: KernelSpec = {
   ...stepLayout(import.meta.url),
@@ -21,6 +23,8 @@ export const step: KernelSpec = {
   requiredFeatures: [],
   precision: "f32",
   numerics: F32_NUMERICS,
+  loop: (p, s) => oneElementLoop(p, s, false),
+  figure: (ctx) => oneElementFigure(ctx, "x_picks_column"),
   knob: {
     name: "WG",
     why: "WG is the length of a workgroup's rows: at WG 8 a subgroup of 32 spans 4 rows of 8 " +

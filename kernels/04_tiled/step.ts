@@ -3,6 +3,8 @@ import { ceilDiv, tiledModel } from "../../lib/kernels/cost.ts";
 import { F32_NUMERICS } from "../../lib/accuracy.ts";
 import { type KernelSpec, stepLayout, variantLayout } from "../../lib/kernels/spec.ts";
 import { ANY, F32, need } from "../../lib/kernels/tiling.ts";
+import { tiledFigure } from "../../lib/figures/tiles.ts";
+import { sharedTileLoop } from "../../lib/kernels/loops.ts";
 
 const layout = stepLayout(import.meta.url);
 
@@ -22,6 +24,8 @@ export const step: KernelSpec = {
   requiredFeatures: [],
   precision: "f32",
   numerics: F32_NUMERICS,
+  loop: sharedTileLoop,
+  figure: tiledFigure,
   knob: {
     name: "TILE",
     why: "Each element staged in workgroup memory is used TILE times, so global traffic falls " +

@@ -3,6 +3,8 @@ import { tiledModel } from "../../lib/kernels/cost.ts";
 import { F32_NUMERICS } from "../../lib/accuracy.ts";
 import { type KernelSpec, stepLayout } from "../../lib/kernels/spec.ts";
 import { ANY, blockGrid, F32, need } from "../../lib/kernels/tiling.ts";
+import { blocktile1dFigure } from "../../lib/figures/tiles.ts";
+import { blockTile1dLoop } from "../../lib/kernels/loops.ts";
 
 export const step: KernelSpec = {
   ...stepLayout(import.meta.url),
@@ -24,6 +26,8 @@ export const step: KernelSpec = {
   requiredFeatures: [],
   precision: "f32",
   numerics: F32_NUMERICS,
+  loop: blockTile1dLoop,
+  figure: blocktile1dFigure,
   knob: {
     name: "BM x BN",
     why: "Every invocation keeps 8 outputs of one column (TM = 8 is fixed in the WGSL); the " +

@@ -3,6 +3,8 @@ import { launchModel } from "../../lib/kernels/cost.ts";
 import { F32_NUMERICS } from "../../lib/accuracy.ts";
 import { type KernelSpec, type Params, stepLayout, variantLayout } from "../../lib/kernels/spec.ts";
 import { ANY, blockGrid, F32, need, threads8x8 } from "../../lib/kernels/tiling.ts";
+import { blocktile2dFigure } from "../../lib/figures/tiles.ts";
+import { blockTile2dLoop } from "../../lib/kernels/loops.ts";
 
 const layout = stepLayout(import.meta.url);
 
@@ -33,6 +35,8 @@ export const step: KernelSpec = {
   requiredFeatures: [],
   precision: "f32",
   numerics: F32_NUMERICS,
+  loop: blockTile2dLoop,
+  figure: blocktile2dFigure,
   knob: {
     name: "BM x BN",
     why: "Every invocation owns an 8 x 8 block, so the BM x BN tile sets the invocations per " +

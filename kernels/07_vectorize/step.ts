@@ -4,6 +4,8 @@ import { F32_NUMERICS } from "../../lib/accuracy.ts";
 import { type KernelSpec, type Params, stepLayout } from "../../lib/kernels/spec.ts";
 import { blockGrid, F32, need, threads8x8, VEC4 } from "../../lib/kernels/tiling.ts";
 import { blocktile2dInvalid } from "../06_blocktile_2d/step.ts";
+import { vectorizeFigure } from "../../lib/figures/tiles.ts";
+import { pairedVec4Loop } from "../../lib/kernels/loops.ts";
 
 /** The rules of the vec4 kernels (this step and the ones built on it). */
 export const vec4Invalid = (p: Params): string | undefined =>
@@ -31,6 +33,8 @@ export const step: KernelSpec = {
   requiredFeatures: [],
   precision: "f32",
   numerics: F32_NUMERICS,
+  loop: pairedVec4Loop,
+  figure: vectorizeFigure,
   knob: {
     name: "BK",
     why: "BK is the depth of one k tile, loaded in vec4s between two barriers: doubling it " +

@@ -2,6 +2,8 @@
 import { type KernelSpec, stepLayout } from "../../lib/kernels/spec.ts";
 import { paddedTileBytes } from "../../lib/kernels/tiling.ts";
 import { step as vectorize } from "../07_vectorize/step.ts";
+import { bankFigure } from "../../lib/figures/banks.ts";
+import { splitVec4Loop } from "../../lib/kernels/loops.ts";
 
 export const step: KernelSpec = {
   ...vectorize,
@@ -11,6 +13,8 @@ export const step: KernelSpec = {
   params: { BM: 128, BN: 128, BK: 8, PAD: 1 },
   space: { BM: [64, 128], BN: [64, 128], BK: [8, 16], PAD: [0, 1] },
   workgroupStorageBytes: paddedTileBytes,
+  loop: splitVec4Loop,
+  figure: bankFigure,
   knob: {
     name: "PAD",
     why: "PAD is the extra vec4s per row of the transposed A tile: with 1 the four scalar " +

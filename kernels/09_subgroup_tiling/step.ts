@@ -3,6 +3,8 @@ import { type KernelSpec, type Params, stepLayout } from "../../lib/kernels/spec
 import { need } from "../../lib/kernels/tiling.ts";
 import { vec4Invalid } from "../07_vectorize/step.ts";
 import { step as bankConflicts } from "../08_bank_conflicts/step.ts";
+import { subgroupTilingFigure } from "../../lib/figures/warps.ts";
+import { warpTileLoop } from "../../lib/kernels/loops.ts";
 
 /** The rules of the warp-tiled kernels (this step and the ones built on it). */
 export const warpTileInvalid = (p: Params): string | undefined =>
@@ -15,6 +17,8 @@ export const step: KernelSpec = {
   title: "Subgroup (warp) tiling",
   idea: "Each group of 32 invocations owns a 32 x 64 block: fewer distinct reads per subgroup.",
   invalid: warpTileInvalid,
+  loop: (p) => warpTileLoop(p, 8, 2),
+  figure: subgroupTilingFigure,
   knob: {
     name: "BM x BN",
     why: "The workgroup tile is a grid of 32 x 64 subgroup tiles: BM x BN sets how many " +

@@ -2,6 +2,8 @@
 import { type KernelSpec, type Params, stepLayout } from "../../lib/kernels/spec.ts";
 import { need, paddedTileBytes, threads8x8 } from "../../lib/kernels/tiling.ts";
 import { step as subgroupTiling, warpTileInvalid } from "../09_subgroup_tiling/step.ts";
+import { doubleBufferFigure } from "./figure.ts";
+import { warpTileLoop } from "../../lib/kernels/loops.ts";
 
 /** vec4 loads per invocation per tile: [of A, of B]. */
 export function loadsPerInvocation(p: Params): [number, number] {
@@ -26,6 +28,8 @@ export const step: KernelSpec = {
   idea: "Prefetch the next tile into registers while computing this one; one barrier per tile.",
   invalid: doubleBufferInvalid,
   workgroupStorageBytes: (p) => 2 * paddedTileBytes(p),
+  loop: (p) => warpTileLoop(p, 8, 1),
+  figure: doubleBufferFigure,
   knob: {
     name: "BM x BN",
     why: "Each invocation keeps the next tile's loads in registers while it computes: LA + LB " +

@@ -5,6 +5,8 @@
 import { type KernelSpec, type Params, stepLayout } from "../../lib/kernels/spec.ts";
 import { need } from "../../lib/kernels/tiling.ts";
 import { step as doubleBuffer } from "../10_double_buffer/step.ts";
+import { autotuneFigure } from "../../lib/figures/warps.ts";
+import { warpTileLoop } from "../../lib/kernels/loops.ts";
 
 /** Invocations: each owns an 8 x TN block of C. */
 const threads8xTN = (p: Params) => (p.BM / 8) * (p.BN / p.TN);
@@ -45,6 +47,9 @@ export const step: KernelSpec = {
   },
   workgroupSize: (p) => [threads8xTN(p), 1, 1],
   deviceTuned: true,
+  loop: (p) => warpTileLoop(p, p.TN, 1),
+  figure: autotuneFigure,
+  suite: true,
   knob: {
     name: "TN",
     why: "TN is the width of each invocation's block of C: at 16 half as many invocations each " +

@@ -14,6 +14,8 @@ import {
   STEP_TRANSFORMS,
   whyInvalid,
 } from "./generate.ts";
+import { clampFigure } from "./figure.ts";
+import { warpTileLoop } from "../../lib/kernels/loops.ts";
 
 /** The generator's parameters out of the runner's (missing ones take the defaults). */
 export const generatedParams = (p: Params): GeneratedParams => ({ ...DEFAULTS, ...p });
@@ -58,6 +60,10 @@ export const step: KernelSpec = {
   invalid: (p) => whyInvalid(generatedParams(p)),
   workgroupStorageBytes: (p) => 2 * (p.BK * (p.BM + 4 * p.PAD) + p.BK * p.BN) * 4,
   deviceTuned: true,
+  // The generator writes 11's loop out; its stores index [k row][vec4 column] from
+  // aRow = tid / (BK/4) and bRow = tid / (BN/4), the same offsets as 11's flat ones.
+  loop: (p) => warpTileLoop(p, p.TN, 1),
+  figure: clampFigure,
   knob: {
     name: "transforms",
     why: "The generator's three transforms turned on one after another: UNROLL writes the k " +

@@ -19,6 +19,8 @@ import {
   gemvWgsl,
 } from "./gemv.ts";
 import { pickPlan, PLAN_GEMV, PLAN_TILES, planLabel, planLaunch } from "./plans.ts";
+import { wavesFigure } from "./figure.ts";
+import { warpTileLoop } from "../../lib/kernels/loops.ts";
 
 /** The plan parameters: PLAN (tiles or matrix-vector), SLICES of K, and the tile's. */
 const DEFAULTS: Params = {
@@ -78,6 +80,15 @@ export const step: KernelSpec = {
   ...planLaunch,
   deviceTuned: false,
   planFor: (shape, device) => pickPlan(shape, device).params,
+  // The tile plans run 12's loop; the other plans' loops are not described.
+  loop: (p) => p.PLAN === PLAN_TILES ? warpTileLoop(p, p.TN, 1) : undefined,
+  figure: wavesFigure,
+  change: {
+    params: { SLICES: 2 },
+    note: "13's tiles plan is 12's kernel at the same tile (it would differ only in its first " +
+      "line), so shown is what its split-K plan (SLICES=2) changes in it; the matrix-vector " +
+      "plan is a kernel of its own, kernels/13_shapes/gemv.ts.",
+  },
   knob: {
     name: "plan",
     why: "At 16 rows of C a 128 x 128 tile leaves most of its rows idle and makes few " +

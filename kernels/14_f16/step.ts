@@ -8,6 +8,8 @@ import { type KernelSpec, type Params, stepLayout, variantLayout } from "../../l
 import { ANY } from "../../lib/kernels/tiling.ts";
 import { generateWgsl } from "../12_generated/generate.ts";
 import { generatedParams, step as generated } from "../12_generated/step.ts";
+import { f16Figure } from "./figure.ts";
+import { warpTileLoop } from "../../lib/kernels/loops.ts";
 
 const layout = stepLayout(import.meta.url);
 
@@ -44,6 +46,15 @@ export const step: KernelSpec = {
   precision: "f16",
   // Inputs and output rounded to f16, and each tile's BK multiply-adds summed in f16.
   numerics: (p) => ({ storage: "f16", f16Run: p.BK }),
+  // 12's generated loop with f16 tiles (generate.ts, F16=2).
+  loop: (p) => warpTileLoop(p, p.TN, 1, 2),
+  figure: f16Figure,
+  change: {
+    buildsOn: "generated",
+    note: "14 is 12's generated kernel in half precision (13 adds plans per shape around it), " +
+      "so it is compared with 12 at the same parameters: what changes is the precision alone.",
+  },
+  suite: false,
   knob: {
     name: "BK",
     why: "BK is how many f16 multiply-adds each partial sum runs before it is added to f32, " +

@@ -1,56 +1,13 @@
 /**
- * Each step's inner loop as lib/kernels/model.ts counts it, transcribed from the step's WGSL
- * (kernels/NN_name/kernel.wgsl, or 12's generator): the workgroup-memory reads of one k step and
+ * The inner loops of the ladder's kernels as lib/kernels/model.ts counts them, one builder per
+ * way of tiling, transcribed from the WGSL (a step's spec names its builder in `loop`): the
+ * workgroup-memory reads of one k step and
  * their byte offsets per invocation, the stores that fill a tile, the global loads and barriers
  * per tile, the multiply-adds, and an estimate of the registers an invocation holds. The index
  * expressions here are the kernels' own; the tests check them on hand-worked cases.
  */
 import type { Shape } from "../matrix.ts";
-import type { Params } from "./spec.ts";
-import { PLAN_GEMV } from "../../kernels/13_shapes/plans.ts";
-
-/** One access a warp makes to memory: every invocation's byte offset (undefined: inactive). */
-export interface Access {
-  /** The WGSL array ("As", "Bs"; "A", "B" for global memory). */
-  array: string;
-  /** Bytes each invocation reads or writes: 2 (f16), 4 (f32), 8 (vec4<f16>), 16 (vec4<f32>). */
-  width: 2 | 4 | 8 | 16;
-  /** Byte offset of invocation `tid`'s access at k step `k` (reads) or in the tile (stores). */
-  at(tid: number, k: number): number | undefined;
-}
-
-/** What one invocation does per tile of k (between two passes of barriers). */
-export interface TileLoop {
-  /** Invocations per workgroup. */
-  invocations: number;
-  /** k steps per tile. */
-  steps: number;
-  /** Multiply-adds per invocation per k step. */
-  fmas: number;
-  /** Multiply-adds per arithmetic instruction: 1 (f32), 2 (packed f16, two per instruction). */
-  fmasPerInstruction: 1 | 2;
-  /** Workgroup-memory reads per k step. */
-  reads: Access[];
-  /** Workgroup-memory stores per tile. */
-  stores: Access[];
-  /** Global loads per tile (instructions per invocation). */
-  globalLoads: number;
-  /** Barriers per tile. */
-  barriers: number;
-  /** Other instructions per tile the WGSL makes certain (the f16 kernel's f32 flush adds). */
-  other: number;
-  /**
-   * For kernels without workgroup memory: the global reads of each k step, as byte offsets
-   * into A (from 0) and B (from a separate base), for the L1's 32-byte sectors.
-   */
-  globalReads?: Access[];
-  /**
-   * Registers per invocation, an estimate: the accumulators, the fragments of one k step, the
-   * words each invocation stages per tile, and 24 for indices, bases and loop counters (the
-   * WGSL compiler's real count is not visible through WebGPU).
-   */
-  registers: number;
-}
+import type { Access, Params, TileLoop } from "./spec.ts";
 
 const F32 = 4;
 const VEC4 = 16;
@@ -151,7 +108,7 @@ function warpTile(tid: number, bn: number, tn: number) {
 }
 
 /** 02 and 03: one invocation per element of C, no workgroup memory. */
-function naive(p: Params, s: Shape, rowIsX: boolean): TileLoop {
+export function oneElementLoop(p: Params, s: Shape, rowIsX: boolean): TileLoop {
   const wg = p.WG;
   // gid = wid * WG + lid; the row is gid.x in 02 and gid.y in 03 (workgroup (0, 0) stands for
   // all: the offsets of a warp's lanes relative to each other are what the sectors depend on).
@@ -179,7 +136,7 @@ function naive(p: Params, s: Shape, rowIsX: boolean): TileLoop {
 }
 
 /** 04: TILE x TILE invocations; lid.x = tid % TILE, lid.y = tid / TILE. */
-function tiled(p: Params): TileLoop {
+export function sharedTileLoop(p: Params): TileLoop {
   const t = p.TILE;
   const lx = (tid: number) => tid % t, ly = (tid: number) => Math.floor(tid / t);
   const reads: Access[] = [
@@ -204,7 +161,7 @@ function tiled(p: Params): TileLoop {
 }
 
 /** 05: col = tid % BN, rows r0 = (tid / BN) * 8 .. +7; A read as 8 scalars BK apart. */
-function blocktile1d(p: Params): TileLoop {
+export function blockTile1dLoop(p: Params): TileLoop {
   const threads = (p.BM * p.BN) / 8;
   const col = (tid: number) => tid % p.BN, r0 = (tid: number) => Math.floor(tid / p.BN) * 8;
   const reads: Access[] = [
@@ -231,7 +188,7 @@ function blocktile1d(p: Params): TileLoop {
 }
 
 /** 06: tx = tid % (BN/8), ty = tid / (BN/8); 8 scalars of A (BK apart) and 8 of B per k. */
-function blocktile2d(p: Params): TileLoop {
+export function blockTile2dLoop(p: Params): TileLoop {
   const threads = (p.BM / 8) * (p.BN / 8);
   const tx = (tid: number) => tid % (p.BN / 8), ty = (tid: number) => Math.floor(tid / (p.BN / 8));
   const reads: Access[] = [
@@ -307,7 +264,7 @@ function vec4Loop(
 }
 
 /** 07: tx = tid % (BN/8), ty = tid / (BN/8); vec4s 2*ty, 2*ty+1 of A and 2*tx, 2*tx+1 of B. */
-function vectorize(p: Params): TileLoop {
+export function pairedVec4Loop(p: Params): TileLoop {
   const threads = (p.BM / 8) * (p.BN / 8);
   const tx = (tid: number) => tid % (p.BN / 8), ty = (tid: number) => Math.floor(tid / (p.BN / 8));
   return vec4Loop(p, {
@@ -321,7 +278,7 @@ function vectorize(p: Params): TileLoop {
 }
 
 /** 08: vec4s ty and BM/8 + ty of A (rows padded by PAD), tx and BN/8 + tx of B. */
-function bankConflicts(p: Params): TileLoop {
+export function splitVec4Loop(p: Params): TileLoop {
   const threads = (p.BM / 8) * (p.BN / 8);
   const tx = (tid: number) => tid % (p.BN / 8), ty = (tid: number) => Math.floor(tid / (p.BN / 8));
   return vec4Loop(p, {
@@ -338,7 +295,7 @@ function bankConflicts(p: Params): TileLoop {
  * 09-14: a subgroup's 32 x 8*TN block; A vec4s wy*8 + ly (+4), B vec4s wx*2*TN + lx + 8j.
  * `barriers`: 2 per tile in 09, 1 with double buffering; `element` 2 for 14's f16 tiles.
  */
-function subgroupTiles(p: Params, tn: number, barriers: number, element?: 2 | 4): TileLoop {
+export function warpTileLoop(p: Params, tn: number, barriers: number, element?: 2 | 4): TileLoop {
   const threads = (p.BM / 8) * (p.BN / tn);
   const w = (tid: number) => warpTile(tid, p.BN, tn);
   return vec4Loop(p, {
@@ -353,45 +310,4 @@ function subgroupTiles(p: Params, tn: number, barriers: number, element?: 2 | 4)
     barriers,
     element,
   });
-}
-
-/** Each step's loop by step name; undefined for a kernel whose loop is not described here. */
-export function tileLoop(name: string, p: Params, s: Shape): TileLoop | undefined {
-  switch (name) {
-    case "naive":
-      return naive(p, s, true);
-    case "coalesce":
-      return naive(p, s, false);
-    case "tiled":
-    case "tiled_no_raw_barrier":
-    case "tiled_no_war_barrier":
-      return tiled(p);
-    case "blocktile_1d":
-      return blocktile1d(p);
-    case "blocktile_2d":
-    case "blocktile_2d_local_array":
-      return blocktile2d(p);
-    case "vectorize":
-      return vectorize(p);
-    case "bank_conflicts":
-      return bankConflicts(p);
-    case "subgroup_tiling":
-      return subgroupTiles(p, 8, 2);
-    case "double_buffer":
-      return subgroupTiles(p, 8, 1);
-    case "autotune":
-      return subgroupTiles(p, p.TN, 1);
-    case "generated":
-      // 12's generator writes 11's loop out; its stores index [k row][vec4 column] from
-      // aRow = tid / (BK/4) and bRow = tid / (BN/4), the same offsets as 11's flat ones.
-      return subgroupTiles(p, p.TN, 1);
-    case "shapes":
-      // The matrix-vector plan is kernels/13_shapes/gemv.ts, whose loop is not described here.
-      return p.PLAN === PLAN_GEMV ? undefined : subgroupTiles(p, p.TN, 1);
-    case "f16":
-      // 12's generated loop with f16 tiles (generate.ts, F16=2).
-      return subgroupTiles(p, p.TN, 1, 2);
-    default:
-      return undefined;
-  }
 }

@@ -40,7 +40,7 @@ import {
   type Waves,
   waves,
 } from "./device.ts";
-import { type Access, type TileLoop, tileLoop } from "./loops.ts";
+import type { Access, TileLoop } from "./spec.ts";
 import type { KernelSpec, Params } from "./spec.ts";
 
 /** The limits the model bounds a step by. */
@@ -210,7 +210,7 @@ export function stepModel(
   const { bytes } = spec.model(shape, params);
   const flops = productFlops(shape);
   const intensity = flops / bytes;
-  const loop = tileLoop(spec.name, params, shape);
+  const loop = spec.loop?.(params, shape);
   const [x, y, z] = spec.workgroupSize(params);
   const threads = x * y * z;
   const workgroupBytes = spec.workgroupStorageBytes(params);

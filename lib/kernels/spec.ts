@@ -16,6 +16,75 @@ export interface CostModel {
   bytes: number;
 }
 
+/** One access a warp makes to memory: every invocation's byte offset (undefined: inactive). */
+export interface Access {
+  /** The WGSL array ("As", "Bs"; "A", "B" for global memory). */
+  array: string;
+  /** Bytes each invocation reads or writes: 2 (f16), 4 (f32), 8 (vec4<f16>), 16 (vec4<f32>). */
+  width: 2 | 4 | 8 | 16;
+  /** Byte offset of invocation `tid`'s access at k step `k` (reads) or in the tile (stores). */
+  at(tid: number, k: number): number | undefined;
+}
+
+/** What one invocation does per tile of k (between two passes of barriers). */
+export interface TileLoop {
+  /** Invocations per workgroup. */
+  invocations: number;
+  /** k steps per tile. */
+  steps: number;
+  /** Multiply-adds per invocation per k step. */
+  fmas: number;
+  /** Multiply-adds per arithmetic instruction: 1 (f32), 2 (packed f16, two per instruction). */
+  fmasPerInstruction: 1 | 2;
+  /** Workgroup-memory reads per k step. */
+  reads: Access[];
+  /** Workgroup-memory stores per tile. */
+  stores: Access[];
+  /** Global loads per tile (instructions per invocation). */
+  globalLoads: number;
+  /** Barriers per tile. */
+  barriers: number;
+  /** Other instructions per tile the WGSL makes certain (the f16 kernel's f32 flush adds). */
+  other: number;
+  /**
+   * For kernels without workgroup memory: the global reads of each k step, as byte offsets
+   * into A (from 0) and B (from a separate base), for the L1's 32-byte sectors.
+   */
+  globalReads?: Access[];
+  /**
+   * Registers per invocation, an estimate: the accumulators, the fragments of one k step, the
+   * words each invocation stages per tile, and 24 for indices, bases and loop counters (the
+   * WGSL compiler's real count is not visible through WebGPU).
+   */
+  registers: number;
+}
+
+/** What a concept figure is drawn from: the step, the parameters it runs with, the shape. */
+export interface FigureContext {
+  spec: KernelSpec;
+  params: Params;
+  shape: Shape;
+}
+
+/** A concept figure: SVG, and its caption (the plain-text fallback). */
+export interface ConceptFigure {
+  svg: string;
+  caption: string;
+}
+
+/**
+ * What a step's kernel is compared with in its notebook's "what changed" diff, when that is not
+ * simply the ladder's step before it at its defaults.
+ */
+export interface Change {
+  /** The step it builds on, by name (default: the step before it in the ladder). */
+  buildsOn?: string;
+  /** Parameters of this step that show its change (layered over its defaults). */
+  params?: Params;
+  /** What the reader should know about the pair, in a sentence or two. */
+  note: string;
+}
+
 /** Where a step lives: kernels/<id>/, with id = NN_name. */
 export interface StepLayout {
   /** "07_vectorize": the step's folder and its notebook's name. */
@@ -102,6 +171,17 @@ export interface KernelSpec extends StepLayout {
   planFor?(shape: Shape, device: DeviceSummary): Params;
   /** The parameter this step's notebook lets the reader turn (lib/notebook/knobs.ts). */
   knob?: Knob;
+  /**
+   * The inner loop as lib/kernels/model.ts counts it (built with lib/kernels/loops.ts from the
+   * step's WGSL index expressions); absent or undefined for a loop not described.
+   */
+  loop?(p: Params, shape: Shape): TileLoop | undefined;
+  /** The step's concept figure, drawn from its parameters (lib/figures/ has the drawing kit). */
+  figure?(ctx: FigureContext): ConceptFigure;
+  /** What the notebook's diff compares this step with, when not the step before at defaults. */
+  change?: Change;
+  /** Runs on the shape suite (lib/bench_args.ts SHAPE_SUITE) beside cuBLAS and TF.js. */
+  suite?: boolean;
 }
 
 /**

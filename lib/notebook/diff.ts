@@ -187,27 +187,9 @@ export interface ChangeSources {
   note?: string;
 }
 
-/**
- * Steps whose change is not "this step's defaults against the step before it in the ladder":
- * the step they build on, the parameters that show their change, and why.
- */
-const CHANGES: Record<string, { buildsOn?: string; params?: Params; note: string }> = {
-  shapes: {
-    params: { SLICES: 2 },
-    note: "13's tiles plan is 12's kernel at the same tile (it would differ only in its first " +
-      "line), so shown is what its split-K plan (SLICES=2) changes in it; the matrix-vector " +
-      "plan is a kernel of its own, kernels/13_shapes/gemv.ts.",
-  },
-  f16: {
-    buildsOn: "generated",
-    note: "14 is 12's generated kernel in half precision (13 adds plans per shape around it), " +
-      "so it is compared with 12 at the same parameters: what changes is the precision alone.",
-  },
-};
-
-/** The step a step's kernel builds on: the ladder's step before it, unless CHANGES says. */
+/** The step a step's kernel builds on: the ladder's step before it, unless its `change` says. */
 export function previousStep(spec: KernelSpec): KernelSpec | undefined {
-  const named = CHANGES[spec.name]?.buildsOn;
+  const named = spec.change?.buildsOn;
   if (named) return kernel(named);
   const ladder = KERNELS.filter((k) => !k.demo);
   const at = ladder.findIndex((k) => k.name === spec.name);
@@ -230,7 +212,7 @@ async function kernelText(spec: KernelSpec, params: Params): Promise<KernelText>
  */
 export async function changeSources(key: string): Promise<ChangeSources> {
   const step = kernel(key);
-  const change = CHANGES[step.name];
+  const change = step.change;
   const params = { ...step.params, ...change?.params };
   const to = await kernelText(step, params);
   const previous = previousStep(step);

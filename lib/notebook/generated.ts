@@ -10,6 +10,7 @@ import { type GeneratedParams, tileBody } from "../../kernels/12_generated/gener
 import { escapeHtml, showTable } from "./format.ts";
 import { showBundle } from "./jupyter.ts";
 import { kernel } from "./kernels.ts";
+import { previousStep } from "./diff.ts";
 
 /** A titled block of code, as Markdown, HTML and plain text. */
 export async function showCode(title: string, code: string, language = "wgsl"): Promise<void> {
@@ -38,22 +39,26 @@ export function blockAt(source: string, opening: RegExp): string {
 }
 
 /**
- * 11's k loop as its file has it, then the first k step of the loop the generator writes out
- * for the same tile (the other BK - 1 steps differ only in the literal row).
+ * The k loop of the step `step` builds on, as its file has it, then the first k step of the
+ * loop `step`'s generator writes out for the same tile (the other BK - 1 steps differ only in
+ * the literal row).
  */
-export async function showKLoops(params: Partial<GeneratedParams> = {}): Promise<void> {
-  const autotune = kernel("autotune");
-  const eleven = blockAt(
-    await loadKernelSource(autotune.file),
+export async function showKLoops(
+  step: string,
+  params: Partial<GeneratedParams> = {},
+): Promise<void> {
+  const generated = kernel(step);
+  const before = previousStep(generated)!;
+  const loop = blockAt(
+    await loadKernelSource(before.file),
     /for \(var p = 0u; p < BK; p\+\+\)/,
   );
-  await showCode(`11: the k loop (kernels/${autotune.file})`, eleven);
-  const generated = kernel("generated");
+  await showCode(`${before.id}: the k loop (kernels/${before.file})`, loop);
   const p = { ...generated.params, ...params } as unknown as GeneratedParams;
   const steps = tileBody(p, 0, "").split("\n");
   const perStep = steps.length / p.BK;
   await showCode(
-    `12: k step 0 of ${p.BK}, written out for buffer 0 (BK=${p.BK}, TN=${p.TN}; ` +
+    `${generated.id}: k step 0 of ${p.BK}, written out for buffer 0 (BK=${p.BK}, TN=${p.TN}; ` +
       `steps 1..${p.BK - 1} read rows 1..${p.BK - 1})`,
     steps.slice(0, perStep).join("\n"),
   );

@@ -3,7 +3,7 @@
  * then the table, and how the measurement compares with the model's bound.
  */
 import type { DeviceSummary } from "../gpu.ts";
-import { type Shape, shapeLabel } from "../matrix.ts";
+import { type Shape, shapeLabel, square } from "../matrix.ts";
 import type { Ceilings } from "../record.ts";
 import type { Params } from "../registry.ts";
 import type { KernelResult } from "../record.ts";
@@ -12,7 +12,7 @@ import { sweepParams } from "../knob_sweep.ts";
 import { fmt, paramsLabel, shortError, showBullets, showNote, tableBundle } from "./format.ts";
 import { liveDisplay } from "./jupyter.ts";
 import { computeRoofOf, kernel, predict } from "./kernels.ts";
-import { mainSize, type Session, square } from "./session.ts";
+import { mainSize, type Session } from "./session.ts";
 
 /** Options of a live run. */
 export interface LiveOptions {

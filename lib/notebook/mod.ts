@@ -31,4 +31,4 @@ export * from "./lessons/edges.ts";
 export * from "./lessons/cpu.ts";
 export * from "./generated.ts";
 export * from "./lessons/shapes.ts";
-export * from "./figures/mod.ts";
+export * from "./concept.ts";

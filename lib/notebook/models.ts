@@ -6,7 +6,7 @@
 import { type DeviceSummary, namedDevice } from "../gpu.ts";
 import { gpuModel, H200 } from "../kernels/device.ts";
 import { type Bound, type Limit, type StepModel, stepModel } from "../kernels/model.ts";
-import { type Shape, shapeLabel } from "../matrix.ts";
+import { type Shape, shapeLabel, square } from "../matrix.ts";
 import type { KernelResult, RunRecord } from "../record.ts";
 import { type KernelSpec, type Params, stepName } from "../registry.ts";
 import { kernelParams } from "../runner.ts";
@@ -14,7 +14,7 @@ import { type Cell, escapeHtml, fmt, paramsLabel, showNote, tableBundle } from "
 import { showBundle } from "./jupyter.ts";
 import { kernel } from "./kernels.ts";
 import { newestGpuRun } from "./recorded.ts";
-import { type Session, square } from "./session.ts";
+import type { Session } from "./session.ts";
 
 /** The size the H200 columns and the recorded comparison use. */
 export const MODEL_SIZE = 4096;

@@ -4,6 +4,7 @@
  */
 import { measureCeilings } from "../ceilings.ts";
 import { acquireGpu, type DeviceSummary, type Gpu } from "../gpu.ts";
+import { ladderSizes } from "../sizes.ts";
 import type { Shape } from "../matrix.ts";
 import type { Ceilings } from "../record.ts";
 import { type Cell, fmt, showNote, showTable } from "./format.ts";
@@ -46,19 +47,9 @@ function sizesFromEnv(): number[] | undefined {
   return sizes?.length ? sizes : undefined;
 }
 
-/** Square sizes a notebook runs: small on a software adapter, the bench's sizes on a GPU. */
-export function ladderSizes(summary: DeviceSummary): number[] {
-  return summary.software ? [128, 256] : [1024, 2048, 4096];
-}
-
 /** The largest ladder size of this session: the one single-size lessons use. */
 export function mainSize(s: Session): number {
   return Math.max(...s.sizes);
-}
-
-/** A square shape. */
-export function square(n: number): Shape {
-  return { m: n, k: n, n };
 }
 
 let ceilingsCache: { gpu: Gpu; ceilings: Promise<Ceilings> } | undefined;

@@ -5,7 +5,7 @@
  * recorded suite and per-shape search once they are committed.
  */
 import type { DeviceSummary } from "../../gpu.ts";
-import { SHAPE_SUITE } from "../../bench_args.ts";
+import { SHAPE_SUITE } from "../../suite.ts";
 import { type Shape, shapeLabel } from "../../matrix.ts";
 import type { KernelResult, PeerResult, RunRecord } from "../../record.ts";
 import { runKernel } from "../../runner.ts";
@@ -26,6 +26,7 @@ import {
 import { STEP_TRANSFORMS } from "../../../kernels/12_generated/generate.ts";
 import { type Cell, fmt, showNote, showTable } from "../format.ts";
 import { kernel } from "../kernels.ts";
+import { previousStep } from "../diff.ts";
 import { newestGpuRun } from "../recorded.ts";
 import type { Session } from "../session.ts";
 
@@ -121,16 +122,19 @@ export function scaledSuite(by: number): Shape[] {
 /** One live suite row: the shapes step, step 12 at its own parameters, TF.js. */
 export interface LiveSuiteRow {
   shape: Shape;
-  shapes: KernelResult;
-  generated: KernelResult;
+  /** The planning step at the plan it picked, and the step it builds on. */
+  planned: KernelResult;
+  general: KernelResult;
   tfjs?: PeerResult;
 }
 
 /**
  * Run the scaled-down suite on the reader's adapter (÷32 on a software adapter, ÷4 on a GPU):
- * the shapes step at its picked plan, step 12 at its defaults or tuning, and TF.js.
+ * `step` at the plan it picks, the step it builds on at its defaults or tuning, and TF.js.
  */
-export async function runSuiteLive(s: Session): Promise<LiveSuiteRow[]> {
+export async function runSuiteLive(s: Session, step: string): Promise<LiveSuiteRow[]> {
+  const planner = kernel(step);
+  const general = previousStep(planner)!;
   const budgetMs = s.software ? 150 : 300;
   const tfjs = await openTfjs(s.gpu).catch(() => undefined);
   const rows: LiveSuiteRow[] = [];
@@ -138,8 +142,8 @@ export async function runSuiteLive(s: Session): Promise<LiveSuiteRow[]> {
     for (const shape of scaledSuite(s.software ? 32 : 4)) {
       rows.push({
         shape,
-        shapes: await runKernel(s.gpu, kernel("shapes"), shape, { budgetMs }),
-        generated: await runKernel(s.gpu, kernel("generated"), shape, { budgetMs }),
+        planned: await runKernel(s.gpu, planner, shape, { budgetMs }),
+        general: await runKernel(s.gpu, general, shape, { budgetMs }),
         tfjs: await tfjs?.run(shape, { budgetMs }),
       });
     }
@@ -147,31 +151,31 @@ export async function runSuiteLive(s: Session): Promise<LiveSuiteRow[]> {
     tfjs?.close();
   }
   const speed = (r?: KernelResult | PeerResult) => r?.validated ? r.gflops : undefined;
-  const vsGenerated = rows.map((r) => ratio(speed(r.shapes), speed(r.generated)));
-  const vsTfjs = rows.map((r) => ratio(speed(r.shapes), speed(r.tfjs)));
+  const vsGeneral = rows.map((r) => ratio(speed(r.planned), speed(r.general)));
+  const vsTfjs = rows.map((r) => ratio(speed(r.planned), speed(r.tfjs)));
   await showTable(
     [
       "M x K x N",
       "plan",
       "validated",
-      "shapes GFLOP/s",
-      "generated",
+      `${planner.name} GFLOP/s`,
+      general.name,
       "TF.js",
-      "/ generated",
+      `/ ${general.name}`,
       "/ TF.js",
     ],
     [
       ...rows.map((r, i): Cell[] => [
         shapeLabel(r.shape),
-        planLabel(r.shapes.params),
-        r.shapes.validated && r.generated.validated,
-        speed(r.shapes),
-        speed(r.generated),
+        planLabel(r.planned.params),
+        r.planned.validated && r.general.validated,
+        speed(r.planned),
+        speed(r.general),
         speed(r.tfjs),
-        vsGenerated[i],
+        vsGeneral[i],
         vsTfjs[i],
       ]),
-      ["geometric mean", "", "", "", "", "", geomean(vsGenerated), geomean(vsTfjs)],
+      ["geometric mean", "", "", "", "", "", geomean(vsGeneral), geomean(vsTfjs)],
     ],
     `The suite ÷${s.software ? 32 : 4} on ${s.summary.description}`,
   );
@@ -197,7 +201,7 @@ export async function showRecordedSuite(): Promise<boolean> {
   const stepRatios = rows.map((r) => ratio(r.step, r.cublas));
   const bestRatios = rows.map((r) => ratio(r.best?.gflops, r.cublas));
   await showTable(
-    ["M x K x N", "plan", "shapes", "best of ours", "cuBLAS", "TF.js", "/ cuBLAS", "best / cuBLAS"],
+    ["M x K x N", "plan", "planned", "best of ours", "cuBLAS", "TF.js", "/ cuBLAS", "best / cuBLAS"],
     [
       ...rows.map((r, i): Cell[] => [
         r.label,
@@ -217,12 +221,12 @@ export async function showRecordedSuite(): Promise<boolean> {
   return true;
 }
 
-/** The GPU host's per-shape search: every plan measured at every shape, the winner marked. */
-export async function showShapeSearch(): Promise<void> {
-  const saved = await recordedTuning("shapes");
+/** The GPU host's per-shape search of `step`: every plan measured at every shape, winners marked. */
+export async function showShapeSearch(step: string): Promise<void> {
+  const saved = await recordedTuning(kernel(step).name);
   if (!saved?.record.perShape) {
     await showNote(
-      "**No per-shape search from a GPU is committed yet** (`data/tuning/<device>/shapes.json`); " +
+      "**No per-shape search from a GPU is committed yet** (`data/tuning/<device>/${step}.json`); " +
         "until one is, the picker uses its model everywhere.",
     );
     return;

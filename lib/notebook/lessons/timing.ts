@@ -30,12 +30,13 @@ export interface SyncFloor {
  */
 export async function measureSyncFloor(
   gpu: Gpu,
+  step: string,
   n = 64,
   reps = 12,
   batch = 64,
 ): Promise<SyncFloor> {
   const shape = { m: n, k: n, n };
-  const spec = kernel("naive");
+  const spec = kernel(step);
   const problem = await BoundProblem.create(
     gpu,
     await prepareKernel(gpu, spec),

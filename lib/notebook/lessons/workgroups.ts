@@ -56,9 +56,10 @@ export async function showWorkgroupTrials(gpu: Gpu, trials: WorkgroupTrial[]): P
  */
 export async function overrideWorkgroupCheck(
   gpu: Gpu,
+  step: string,
   wg: number,
 ): Promise<{ pipelineError?: string; runnerError?: string }> {
-  const spec = kernel("naive");
+  const spec = kernel(step);
   const { device } = gpu;
   const module = device.createShaderModule({ code: await loadKernelSource(spec.file) });
   device.pushErrorScope("validation");

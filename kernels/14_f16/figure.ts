@@ -3,7 +3,7 @@
  * of the kernel's multiply-adds (12's generator with F16=2: `h00 += a0_0.x * b0_0` on vec4<f16>,
  * flushed into f32 accumulators after each BK-deep tile).
  */
-import { type FigureContext, paramList, stepHeading } from "./context.ts";
+import { type FigureContext, paramList, stepHeading } from "../../lib/figures/context.ts";
 import {
   COLOR,
   type ConceptFigure,
@@ -14,7 +14,7 @@ import {
   MARGIN,
   tint,
   WIDTH,
-} from "./svg.ts";
+} from "../../lib/figures/svg.ts";
 
 /** An f16: 1 sign bit, 5 exponent bits, 10 mantissa bits. */
 const FIELDS: [number, string][] = [[1, COLOR.mark], [5, COLOR.b], [10, COLOR.sky]];

@@ -4,9 +4,9 @@
  * kernel's nested array takes a literal buffer and k row and a loop-invariant column, whose clamp
  * can be computed once before the loop (data/naga/clamps.json has the SPIR-V).
  */
-import { type GeneratedParams, tileBody } from "../../../kernels/12_generated/generate.ts";
-import { generatedParams } from "../../../kernels/12_generated/step.ts";
-import { type FigureContext, paramList, stepHeading } from "./context.ts";
+import { type GeneratedParams, tileBody } from "./generate.ts";
+import { generatedParams } from "./step.ts";
+import { type FigureContext, paramList, stepHeading } from "../../lib/figures/context.ts";
 import {
   COLOR,
   type ConceptFigure,
@@ -17,7 +17,7 @@ import {
   MARGIN,
   tint,
   WIDTH,
-} from "./svg.ts";
+} from "../../lib/figures/svg.ts";
 
 /** 11's read of its first A fragment, as kernels/11_autotune/kernel.wgsl has it. */
 export const AUTOTUNE_READ = "let a0 = As[aBuf + p * AS + a0At];";

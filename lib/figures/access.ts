@@ -3,7 +3,7 @@
  * and C one subgroup of 32 consecutive invocations touches at one step of the k loop. The index
  * arithmetic is the kernels' (kernels/02_naive and 03_coalesce/kernel.wgsl).
  */
-import type { Shape } from "../../matrix.ts";
+import type { Shape } from "../matrix.ts";
 import { type FigureContext, stepHeading } from "./context.ts";
 import {
   COLOR,
@@ -23,14 +23,14 @@ export const SUBGROUP = 32;
 /** Bytes of one memory sector, the unit a load is served in. */
 const SECTOR_BYTES = 32;
 
-export type OneElementMapping = "naive" | "coalesce";
+export type OneElementMapping = "x_picks_row" | "x_picks_column";
 
 /**
  * The element of C that invocation (gx, gy) (its global_invocation_id) computes: the naive
  * kernel has `row = gid.x; col = gid.y`, the coalesced one `col = gid.x; row = gid.y`.
  */
 export function outputOf(mapping: OneElementMapping, gx: number, gy: number) {
-  return mapping === "naive" ? { row: gx, col: gy } : { row: gy, col: gx };
+  return mapping === "x_picks_row" ? { row: gx, col: gy } : { row: gy, col: gx };
 }
 
 /** Local id of invocation `index` of a WG x WG workgroup (x varies fastest). */
@@ -80,7 +80,7 @@ const runs = (sectors: number[]) =>
 export function oneElementFigure(ctx: FigureContext, mapping: OneElementMapping): ConceptFigure {
   const wg = ctx.params.WG;
   const { shape } = ctx;
-  const naive = mapping === "naive";
+  const naive = mapping === "x_picks_row";
   const d = new Drawing(WIDTH, 0);
   let y = heading(
     d,

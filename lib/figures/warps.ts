@@ -99,7 +99,7 @@ export function subgroupTilingFigure(ctx: FigureContext): ConceptFigure {
   d.line(x0 + 64 * u, y0 + WARP_ROWS * u, zx, y0 + h, { stroke: COLOR.grid, dash: "3 3" });
 
   // What one subgroup reads per k step, 08's mapping against this one.
-  const reads = (mapping: "bank_conflicts" | "subgroup_tiling") => {
+  const reads = (mapping: "split_halves" | "warp_tiles") => {
     const frags = Array.from({ length: SUBGROUP }, (_, t) => fragmentReads(mapping, t, p));
     return {
       a: distinct(frags.map((f) => f.a0)),
@@ -107,7 +107,7 @@ export function subgroupTilingFigure(ctx: FigureContext): ConceptFigure {
       passes: subgroupBanks(mapping, "b0", p).wavefronts,
     };
   };
-  const before = reads("bank_conflicts"), after = reads("subgroup_tiling");
+  const before = reads("split_halves"), after = reads("warp_tiles");
   let y = Math.max(y0 + BM * u + 36, y0 + h + 30);
   for (
     const line of [

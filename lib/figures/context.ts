@@ -1,13 +1,7 @@
 /** What every figure builder receives, and the titles they share. */
-import type { KernelSpec, Params } from "../../kernels/spec.ts";
-import type { Shape } from "../../matrix.ts";
+import type { KernelSpec, Params } from "../kernels/spec.ts";
 
-/** The step drawn, the parameters it runs with, and the problem shape (for addresses, waves). */
-export interface FigureContext {
-  spec: KernelSpec;
-  params: Params;
-  shape: Shape;
-}
+export type { ConceptFigure, FigureContext } from "../kernels/spec.ts";
 
 /** "06 2D blocktiling" */
 export const stepHeading = (spec: KernelSpec) =>

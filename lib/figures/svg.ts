@@ -3,7 +3,10 @@
  * (DejaVu Sans, which lib/render.ts embeds when it rasterises), one palette, a title and a
  * legend. No ids and no external references, so several figures can sit in one notebook page.
  */
-import { FONT } from "../../charts/common.ts";
+import { FONT } from "../charts/common.ts";
+import type { ConceptFigure } from "../kernels/spec.ts";
+
+export type { ConceptFigure };
 
 /** The palette: one colour per role, the same in every figure (Okabe-Ito, colour-blind safe). */
 export const COLOR = {
@@ -267,12 +270,6 @@ export function legend(d: Drawing, y: number, items: LegendItem[]): number {
     x += w;
   }
   return y + 26;
-}
-
-/** A figure as notebooks and exports take it: the SVG document and its caption. */
-export interface ConceptFigure {
-  svg: string;
-  caption: string;
 }
 
 /** Finish a drawing: set its height to `bottom` plus a margin and pair it with its caption. */

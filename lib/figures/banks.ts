@@ -3,7 +3,7 @@
  * (before) and 08's (after). The index arithmetic below is the kernels' own; FRAGMENT_SOURCE
  * quotes the WGSL lines it implements, and tests/figures_test.ts checks they are still there.
  */
-import type { Params } from "../../kernels/spec.ts";
+import type { Params } from "../kernels/spec.ts";
 import { SUBGROUP } from "./access.ts";
 import { type FigureContext, paramList, stepHeading } from "./context.ts";
 import {
@@ -20,15 +20,18 @@ import {
 /** Workgroup memory has 32 banks, each 4 bytes wide. */
 export const BANKS = 32;
 
-/** The kernels whose fragment reads are modelled: 07's mapping, 08's, and 09's subgroup tiles. */
-export type FragmentMapping = "vectorize" | "bank_conflicts" | "subgroup_tiling";
+/**
+ * The fragment reads modelled: each invocation reading two adjacent vec4s (07), the two halves
+ * of the tile split between the invocations (08), and subgroup tiles (09).
+ */
+export type FragmentMapping = "adjacent_pairs" | "split_halves" | "warp_tiles";
 
 /** The four vec4 reads of one k step: two A fragments (As) and two B fragments (Bs). */
 export type Fragment = "a0" | "a1" | "b0" | "b1";
 
 /** The WGSL lines (whitespace aside) that fragmentReads implements, per kernel. */
 export const FRAGMENT_SOURCE: Record<FragmentMapping, string[]> = {
-  vectorize: [
+  adjacent_pairs: [
     "let tx = tid % (BN / 8u);",
     "let ty = tid / (BN / 8u);",
     "let a0 = As[p * (BM / 4u) + ty * 2u];",
@@ -36,7 +39,7 @@ export const FRAGMENT_SOURCE: Record<FragmentMapping, string[]> = {
     "let b0 = Bs[p * (BN / 4u) + tx * 2u];",
     "let b1 = Bs[p * (BN / 4u) + tx * 2u + 1u];",
   ],
-  bank_conflicts: [
+  split_halves: [
     "let tx = tid % (BN / 8u);",
     "let ty = tid / (BN / 8u);",
     "override AS: u32 = BM / 4u + PAD;",
@@ -49,7 +52,7 @@ export const FRAGMENT_SOURCE: Record<FragmentMapping, string[]> = {
     "let b0 = Bs[p * (BN / 4u) + b0At];",
     "let b1 = Bs[p * (BN / 4u) + b1At];",
   ],
-  subgroup_tiling: [
+  warp_tiles: [
     "override AS: u32 = BM / 4u + PAD;",
     "let warp = tid / 32u;",
     "let lane = tid % 32u;",
@@ -75,14 +78,14 @@ export function fragmentReads(
 ): Record<Fragment, number> {
   const { BM, BN } = params;
   const div = (a: number, b: number) => Math.floor(a / b);
-  if (mapping === "vectorize") {
+  if (mapping === "adjacent_pairs") {
     const tx = tid % (BN / 8), ty = div(tid, BN / 8);
     const a = p * (BM / 4) + ty * 2, b = p * (BN / 4) + tx * 2;
     return { a0: a, a1: a + 1, b0: b, b1: b + 1 };
   }
   const as = BM / 4 + (params.PAD ?? 0);
   let a0At, a1At, b0At, b1At;
-  if (mapping === "bank_conflicts") {
+  if (mapping === "split_halves") {
     const tx = tid % (BN / 8), ty = div(tid, BN / 8);
     [a0At, a1At, b0At, b1At] = [ty, BM / 8 + ty, tx, BN / 8 + tx];
   } else {
@@ -180,10 +183,10 @@ function bankPanel(d: Drawing, y: number, title: string, lines: string[], access
 
 export function bankFigure(ctx: FigureContext): ConceptFigure {
   const p = ctx.params;
-  const before = subgroupBanks("vectorize", "b0", p);
-  const after = subgroupBanks("bank_conflicts", "b0", p);
-  const aBefore = subgroupBanks("vectorize", "a0", p);
-  const aAfter = subgroupBanks("bank_conflicts", "a0", p);
+  const before = subgroupBanks("adjacent_pairs", "b0", p);
+  const after = subgroupBanks("split_halves", "b0", p);
+  const aBefore = subgroupBanks("adjacent_pairs", "a0", p);
+  const aAfter = subgroupBanks("split_halves", "a0", p);
   const perRow = p.BN / 8;
   const d = new Drawing(WIDTH, 0);
   let y = heading(

@@ -3,9 +3,9 @@
  * register prefetch into the other buffer with one barrier per tile (kernels/10_double_buffer).
  * A schematic: the lengths of the blocks are not measured.
  */
-import { loadsPerInvocation } from "../../../kernels/10_double_buffer/step.ts";
-import { ceilDiv } from "../../kernels/cost.ts";
-import { type FigureContext, paramList, stepHeading } from "./context.ts";
+import { loadsPerInvocation } from "./step.ts";
+import { ceilDiv } from "../../lib/kernels/cost.ts";
+import { type FigureContext, paramList, stepHeading } from "../../lib/figures/context.ts";
 import {
   COLOR,
   type ConceptFigure,
@@ -17,7 +17,7 @@ import {
   textWidth,
   tint,
   WIDTH,
-} from "./svg.ts";
+} from "../../lib/figures/svg.ts";
 
 type Kind = "load" | "store" | "fma" | "barrier";
 

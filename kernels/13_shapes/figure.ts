@@ -3,9 +3,9 @@
  * (kernels/13_shapes/plans.ts: the grid the runner launches, workgroups resident per SM, and
  * ceil(W / (SMs x resident)) waves, a partly empty last wave costing a full one).
  */
-import type { DeviceSummary } from "../../gpu.ts";
-import { shapeLabel } from "../../matrix.ts";
-import { generatedParams } from "../../../kernels/12_generated/step.ts";
+import type { DeviceSummary } from "../../lib/gpu.ts";
+import { shapeLabel } from "../../lib/matrix.ts";
+import { generatedParams } from "../12_generated/step.ts";
 import {
   deviceModel,
   PLAN_GEMV,
@@ -13,8 +13,8 @@ import {
   planLaunchPlan,
   residentPerSm,
   waves,
-} from "../../../kernels/13_shapes/plans.ts";
-import { type FigureContext, stepHeading } from "./context.ts";
+} from "./plans.ts";
+import { type FigureContext, stepHeading } from "../../lib/figures/context.ts";
 import {
   COLOR,
   type ConceptFigure,
@@ -25,7 +25,7 @@ import {
   MARGIN,
   tint,
   WIDTH,
-} from "./svg.ts";
+} from "../../lib/figures/svg.ts";
 
 /** The device the wave model describes: the picker's table row for an H200 (132 SMs). */
 const MODEL_GPU: DeviceSummary = {

@@ -1,0 +1,52 @@
+/**
+ * Concept figures in the notebook: each step's picture of its idea (its spec's `figure`, drawn
+ * with lib/figures/ or its own folder's figure.ts) from the parameters the kernel runs with (its
+ * defaults, or the reader's), so that it follows a change of parameter and never drifts from
+ * the code.
+ */
+import { findKernel, KERNELS } from "../registry.ts";
+import type { ConceptFigure, Params } from "../kernels/spec.ts";
+import type { Shape } from "../matrix.ts";
+import { showBundle } from "./jupyter.ts";
+
+export type { ConceptFigure } from "../kernels/spec.ts";
+
+/** The steps that have a concept figure, in ladder order (read when asked: steps may be added). */
+export function conceptSteps(): string[] {
+  return KERNELS.filter((k) => k.figure && !k.demo).map((k) => k.name);
+}
+
+/** The problem shape figures use when none is given (addresses, waves). */
+export const FIGURE_SHAPE: Shape = { m: 4096, k: 4096, n: 4096 };
+
+/**
+ * The concept figure of `step` (a registry name such as "blocktile_2d") for `params` layered
+ * over the step's own, at `shape` (used by the figures whose picture depends on it: the
+ * addresses of 02/03, the waves of 13). Throws for an unknown step or invalid parameters.
+ */
+export function conceptFigure(
+  step: string,
+  params: Params = {},
+  shape: Shape = FIGURE_SHAPE,
+): ConceptFigure {
+  const spec = findKernel(step);
+  const build = spec?.figure;
+  if (!spec || !build) {
+    throw new Error(
+      `no concept figure for step "${step}"; steps with one: ${conceptSteps().join(", ")}`,
+    );
+  }
+  const merged = { ...spec.params, ...params };
+  const why = spec.invalid?.(merged);
+  if (why) throw new RangeError(`${spec.name} with ${JSON.stringify(params)}: ${why}`);
+  return build({ spec, params: merged, shape });
+}
+
+/**
+ * Show a concept figure in the notebook: SVG (rendered by JupyterLab, VS Code, nbconvert and
+ * GitHub) with the caption as the plain-text fallback. Outside a kernel it prints the caption.
+ */
+export async function showConcept(step: string, params?: Params, shape?: Shape): Promise<void> {
+  const figure = conceptFigure(step, params, shape);
+  await showBundle({ "image/svg+xml": figure.svg, "text/plain": figure.caption });
+}
