@@ -1,8 +1,10 @@
 /**
  * Regenerates the README's results section (between the markers below) from the newest run
  * record of a real GPU in data/runs/ that covers the whole ladder, followed by any later GPU runs
- * of only some steps, each shown as its own run. Numbers come only from those records; with no
- * GPU record the section says so.
+ * of only some steps, each shown as its own run, and, where a complete GPU run drew held-out
+ * shapes (lib/heldout.ts), the newest such run of each device: its shape suite and its held-out
+ * shapes side by side. Numbers come only from those records; with no GPU record the section says
+ * so.
  *
  *   deno task results [--record FILE] [--readme FILE]
  *
@@ -19,9 +21,20 @@ import {
   type RunRecord,
   RUNS_DIR,
 } from "../lib/record.ts";
-import { sameShape, type Shape, shapeLabel, uniqueShapes } from "../lib/matrix.ts";
-import { ODD_SHAPE_PAIRS } from "../lib/bench_args.ts";
+import { flops, sameShape, type Shape, shapeLabel, uniqueShapes } from "../lib/matrix.ts";
+import { ODD_SHAPE_PAIRS } from "../lib/sizes.ts";
 import { geomean, ratio, suiteRows } from "../lib/suite.ts";
+import {
+  BARS,
+  heldoutOf,
+  type HeldoutRow,
+  heldoutRows,
+  type HeldoutSummary,
+  heldoutSummary,
+  LARGE_FLOP,
+  speedsOf,
+} from "../lib/heldout.ts";
+import { deviceSlug } from "../lib/gpu.ts";
 import { planLabel } from "../kernels/13_shapes/plans.ts";
 
 export const BEGIN =
@@ -34,13 +47,14 @@ const HEADLINE = 4096;
 type Row = KernelResult | PeerResult;
 
 /**
- * The Markdown section for a ladder record (or the "no GPU record yet" text), and after it each
- * later run of only some steps.
+ * The Markdown section for a ladder record (or the "no GPU record yet" text), after it each
+ * later run of only some steps, and then the held-out shapes of `heldout` (heldoutRecords).
  */
 export function resultsSection(
   record: RunRecord | undefined,
   source = "",
   later: { path: string; record: RunRecord }[] = [],
+  heldout: { path: string; record: RunRecord }[] = [],
 ): string {
   if (!record) {
     return "No run record from a real GPU is committed yet, so there are no numbers to show. " +
@@ -54,6 +68,7 @@ export function resultsSection(
         [...new Set(x.record.results.map((r) => currentId(r.kernel)))].join(", ")
       }\n\n${runTables(x.record, sourceOf(x.path))}`
     ),
+    ...(heldout.length ? [`### Held-out shapes\n\n${heldoutTables(heldout)}`] : []),
   ].join("\n\n");
 }
 
@@ -172,6 +187,131 @@ export function suiteTable(record: RunRecord): string | undefined {
   ].join("\n");
 }
 
+/**
+ * The records whose held-out shapes the README shows: of the complete GPU runs that drew them,
+ * the newest of each device, oldest first. `records` sorted by date, as listRecords returns them.
+ */
+export function heldoutRecords<T extends { record: RunRecord }>(records: T[]): T[] {
+  const newest = new Map<string, T>();
+  for (const x of records) {
+    if (isGpuRun(x.record) && heldoutOf(x.record)) newest.set(deviceSlug(x.record.device), x);
+  }
+  return [...newest.values()].sort((a, b) => a.record.date.localeCompare(b.record.date));
+}
+
+/** Held-out tables longer than this show their lowest and highest halves of it. */
+const HELDOUT_ROWS_SHOWN = 20;
+
+/**
+ * Each record's shape suite and held-out shapes side by side (the bars' figures), then each
+ * record's held-out shapes, lowest ratio to cuBLAS first.
+ */
+export function heldoutTables(records: { path: string; record: RunRecord }[]): string {
+  const lines = [
+    "Held-out shapes are drawn by `deno task bench --heldout N --seed S` from a fixed " +
+    "distribution (`lib/heldout.ts`: a quarter common model shapes, the rest with M, K and N " +
+    "log-uniform over 1..16384, under a memory and a FLOP cap, never a shape of the suite) that " +
+    "no tuning, search or test of ours reads. The bars, on each GPU: at least " +
+    `${BARS.minShapes} held-out shapes; a geometric mean of (best of our kernels / cuBLAS) of at ` +
+    `least ${BARS.geomean}; none under ${BARS.worstLarge.toFixed(2)} among shapes of at least ` +
+    `${exponent(LARGE_FLOP)} FLOP ("large"); below that, a median of (our time - ` +
+    `cuBLAS's time) of at most ${BARS.smallGapUs} us. The suite's row applies the same figures ` +
+    "to the shapes the kernels were tuned on.",
+    "",
+    "| Device (record) | Set | Shapes | Best / cuBLAS, geometric mean | Lowest, large shapes | " +
+    "Median gap, small shapes (us) | Bars |",
+    "| --- | --- | --- | ---: | --- | ---: | --- |",
+  ];
+  const tables: string[] = [];
+  for (const { path, record } of records) {
+    const section = heldoutOf(record)!;
+    const rows = heldoutRows(record, section);
+    const suite = suiteRows(record);
+    const where = `${record.device.description} (\`${sourceOf(path)}\`)`;
+    if (suite.length) {
+      lines.push(summaryRow(where, "suite", heldoutSummary(speedsOf(suite)), false));
+    }
+    lines.push(
+      summaryRow(
+        suite.length ? "" : where,
+        `held-out, seed ${section.seed}`,
+        heldoutSummary(speedsOf(rows)),
+        true,
+      ),
+    );
+    tables.push(shapeTable(record, section.seed, rows));
+  }
+  return [lines.join("\n"), ...tables].join("\n\n");
+}
+
+/** One row of the side-by-side table; `heldout` adds the bar on the number of shapes. */
+function summaryRow(where: string, set: string, s: HeldoutSummary, heldout: boolean): string {
+  const shapes = [
+    `${s.count} (${s.large.count} large, ${s.small.count} small`,
+    s.oursMissing.length ? `, ${s.oursMissing.length} where none of ours validated` : "",
+    s.cublasMissing.length ? `, ${s.cublasMissing.length} without cuBLAS` : "",
+    ")",
+  ].join("");
+  const worst = s.large.worst
+    ? `${s.large.worst.ratio.toFixed(2)} at ${shapeLabel(s.large.worst.shape)}`
+    : "-";
+  const gap = s.small.medianGapUs === undefined ? "-" : signed(s.small.medianGapUs);
+  return `| ${where} | ${set} | ${shapes} | ${s.geomean?.toFixed(2) ?? "-"} | ${worst} | ${gap} | ${
+    barsCell(s, heldout)
+  } |`;
+}
+
+/** "met", what was missed, or why the bars cannot be judged. */
+function barsCell(s: HeldoutSummary, heldout: boolean): string {
+  if (!s.compared) return "not judged (no shape has ours and cuBLAS)";
+  if (s.cublasMissing.length) return `not judged (no cuBLAS at ${s.cublasMissing.length})`;
+  const missed = [
+    heldout && !s.bars.shapes ? `fewer than ${BARS.minShapes} shapes` : "",
+    s.oursMissing.length ? "a shape none of ours validated" : "",
+    s.bars.geomean ? "" : `mean under ${BARS.geomean}`,
+    s.bars.worstLarge ? "" : `a large shape under ${BARS.worstLarge.toFixed(2)}`,
+    s.bars.smallGap ? "" : `small-shape gap over ${BARS.smallGapUs} us`,
+  ].filter((x) => x);
+  return missed.length ? `missed: ${missed.join("; ")}` : "met";
+}
+
+/** One record's held-out shapes, lowest ratio first (unmeasured ones before them). */
+function shapeTable(record: RunRecord, seed: number, rows: HeldoutRow[]): string {
+  const num = (x?: number) => x === undefined ? "-" : gflops(x);
+  const ratioOf = (r: HeldoutRow) => ratio(r.best?.gflops, r.cublas);
+  const sorted = [...rows].sort((a, b) => (ratioOf(a) ?? -1) - (ratioOf(b) ?? -1));
+  const long = sorted.length > HELDOUT_ROWS_SHOWN;
+  const half = HELDOUT_ROWS_SHOWN / 2;
+  const line = (r: HeldoutRow) => {
+    const gap = r.best && r.cublas
+      ? signed((flops(r.shape) / r.best.gflops - flops(r.shape) / r.cublas) / 1e3)
+      : "-";
+    return `| ${r.label} | ${r.from} | ${exponent(flops(r.shape), 1)} | ${
+      r.best ? `${num(r.best.gflops)} (${currentId(r.best.kernel)})` : "-"
+    } | ${num(r.cublas)} | ${num(r.tfjs)} | ${ratioOf(r)?.toFixed(2) ?? "-"} | ${gap} |`;
+  };
+  return [
+    `Held-out shapes on ${record.device.description}, seed ${seed}, GFLOP/s, lowest ratio to ` +
+    `cuBLAS first${long ? ` (the ${half} lowest and ${half} highest of ${sorted.length})` : ""}:`,
+    "",
+    "| M x K x N | from | FLOP | best of ours | cuBLAS | TF.js | best / cuBLAS | ours - cuBLAS (us) |",
+    "| --- | --- | ---: | --- | ---: | ---: | ---: | ---: |",
+    ...(long
+      ? [
+        ...sorted.slice(0, half).map(line),
+        `| ... ${sorted.length - 2 * half} more | | | | | | | |`,
+        ...sorted.slice(-half).map(line),
+      ]
+      : sorted.map(line)),
+  ].join("\n");
+}
+
+/** 3.3e9 rather than 3.3e+9. */
+const exponent = (x: number, digits = 0) => x.toExponential(digits).replace("e+", "e");
+
+/** A time difference with its sign, to a tenth. */
+const signed = (x: number) => `${x >= 0 ? "+" : ""}${x.toFixed(1)}`;
+
 /** Replace the text between the markers; throws if the README lacks them. */
 export function replaceSection(readme: string, section: string): string {
   const start = readme.indexOf(BEGIN);
@@ -226,11 +366,14 @@ if (import.meta.main) {
       isGpuRun(x.record) && x.record.date > found.record.date &&
       x.record.results.some((r) => r.validated)
     );
+  const heldout = explicit
+    ? (found && heldoutOf(found.record) ? [found] : [])
+    : heldoutRecords(runs);
   const source = found ? sourceOf(found.path) : "";
   const readme = await Deno.readTextFile(readmePath);
   await Deno.writeTextFile(
     readmePath,
-    replaceSection(readme, resultsSection(found?.record, source, later)),
+    replaceSection(readme, resultsSection(found?.record, source, later, heldout)),
   );
   console.error(
     `results: ${readmePath} updated from ${source || "no GPU record (placeholder text)"}`,
