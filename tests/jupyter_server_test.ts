@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 
 const root = new URL("../", import.meta.url).pathname;
-const RUNNER = `${root}tools/run_notebooks.py`;
+const INSTALLER = `${root}tools/install_kernel.ts`;
 const SERVER = "/usr/bin/jupyter-notebook";
 const NOTEBOOK = "tests/fixtures/late_outputs.ipynb";
 /** Outputs Deno publishes after a cell's idle come within milliseconds; this is ample. */
@@ -49,8 +49,8 @@ async function poll<T>(
 
 /** Write the project's `deno` kernelspec into `dataDir` as `deno task kernel` does, no deno on PATH. */
 async function installKernel(dataDir: string): Promise<string> {
-  const out = await new Deno.Command("/usr/bin/python3", {
-    args: [RUNNER, "--install-kernel"],
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-env", "--allow-read", "--allow-write", INSTALLER],
     env: { PATH: "/usr/bin:/bin", JUPYTER_DATA_DIR: dataDir },
     stdout: "piped",
     stderr: "piped",
@@ -187,7 +187,7 @@ const isIdle = (id: string) => (m: Message) =>
 
 /**
  * Execute one cell and return its outputs. Deno's kernel can publish outputs after the cell's
- * `idle`, so (as tools/run_notebooks.py does) a silent sentinel runs next, and the cell's
+ * `idle`, so (as tools/execute_notebook.ts does) a silent sentinel runs next, and the cell's
  * messages are gathered until the sentinel is idle and the channel has been quiet a while.
  */
 async function execute(ch: Channels, code: string): Promise<Output[]> {
@@ -233,7 +233,7 @@ async function execute(ch: Channels, code: string): Promise<Output[]> {
   return outputs;
 }
 
-/** The declared outputs (`expect` metadata, as tools/run_notebooks.py reads it) that are absent. */
+/** The declared outputs (`expect` metadata, as tools/execute_notebook.ts reads it) that are absent. */
 function missing(expect: string[], outputs: Output[]): string[] {
   const mimes = new Set(outputs.flatMap((o) =>
     o.type === "stream" ? ["stream"] : [

@@ -213,6 +213,36 @@ Deno.test("the executor runs a notebook with Deno's kernel and stores it as Jupy
   }
 });
 
+/** A stamp from another machine, as a notebook committed from the GPU host carries one. */
+const ELSEWHERE = {
+  executed_on: "the GPU host (planted)",
+  commit: "abcdef1",
+  date: "2026-01-01T00:00:00Z",
+};
+
+Deno.test("a run without --stamp says where it ran: this adapter replaces the recorded one", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "gemm-executor-" });
+  try {
+    const nb = probeNotebook();
+    nb.cells.splice(4, 1); // no chart: this run is about the metadata
+    Object.assign(nb.metadata, { gemm_ladder: ELSEWHERE });
+    Object.assign(nb.cells[1].metadata, { gemm_ladder: { source_sha256: "0".repeat(64) } });
+    const run = await execute(nb, dir);
+    assert.equal(run.code, 0, run.log);
+    const stamp = run.nb.metadata.gemm_ladder as Record<string, string>;
+    assert.ok(stamp.executed_on.length > 0, run.log);
+    assert.notEqual(stamp.executed_on, ELSEWHERE.executed_on);
+    assert.match(stamp.date, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    assert.notEqual(stamp.date, ELSEWHERE.date);
+    // Not a stamp for committing: no commit, no source hashes, and the store checks pass it by.
+    assert.equal(stamp.commit, undefined);
+    assert.ok(run.nb.cells.every((c) => c.metadata.gemm_ladder === undefined));
+    assert.equal(await storeProblems(run.text), undefined);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("the executor stops at the first error, records it, and exits non-zero", async () => {
   const dir = await Deno.makeTempDir({ prefix: "gemm-executor-" });
   try {
@@ -221,6 +251,7 @@ Deno.test("the executor stops at the first error, records it, and exits non-zero
       code("probe-6", 'console.log("never");', ["stream"]),
     ]);
     nb.cells.splice(4, 1); // no chart: this run is about the error
+    Object.assign(nb.metadata, { gemm_ladder: ELSEWHERE });
     const run = await execute(nb, dir);
     assert.equal(run.code, 1, run.log);
     assert.match(run.log, /probe failure/);

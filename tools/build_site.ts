@@ -7,7 +7,7 @@
  *   kernels/           every WGSL file, fetched by the runner as the bench reads them from disk
  *   data/runs/         the recorded GPU-host runs the pages chart beside the reader's numbers
  *   data/recorded.json which record each page shows, chosen as the notebooks choose it
- * A rendered notebook page (site/NN_name.html from `tools/run_notebooks.py --site`) gets the
+ * A rendered notebook page (site/NN_name.html from `tools/render_notebooks.ts`) gets the
  * runner added at its end; a step without one gets a page of its own.
  *   deno task site-live                      (after `deno task site` has rendered the notebooks)
  *   deno run -A tools/build_site.ts --out DIR   (tests/site_test.ts builds into a temp folder)

@@ -1,9 +1,9 @@
 #!/bin/sh
 # Makes sure the system packages a task needs are present. Installs them with apt-get when
 # running as root; otherwise stops at once and prints the exact line to run. Never skips silently.
-#   tools/ensure_system.sh test   # Vulkan software driver, Jupyter nbclient/nbconvert and the
+#   tools/ensure_system.sh test   # Vulkan software driver, Jupyter's nbformat, nbconvert and the
 #                                 # classic notebook server, Chromium, fonts, OpenBLAS
-# Jupyter runs on Debian's /usr/bin/python3 (not a pyenv or venv python), where apt installs nbclient.
+# Jupyter runs on Debian's /usr/bin/python3 (not a pyenv or venv python), where apt installs it.
 #   tools/ensure_system.sh bench  # a Vulkan loader (the GPU driver is the machine's own)
 set -eu
 mode=${1:-test}
@@ -17,8 +17,9 @@ has_file() { for f in "$@"; do [ -e "$f" ] && return 0; done; return 1; }
 need libvulkan1 sh -c 'ldconfig -p | grep -q libvulkan.so.1'
 if [ "$mode" = test ]; then
   need mesa-vulkan-drivers has_file /usr/share/vulkan/icd.d/lvp_icd.x86_64.json /usr/share/vulkan/icd.d/lvp_icd.aarch64.json /usr/share/vulkan/icd.d/lvp_icd.json
-  need python3-nbclient /usr/bin/python3 -c 'import nbclient'
-  need python3-ipykernel /usr/bin/python3 -c 'import ipykernel'
+  # tests/notebook_store_test.ts compares the stored form with what nbformat writes.
+  need python3-nbformat /usr/bin/python3 -c 'import nbformat'
+  # tools/render_notebooks.ts renders the site's notebook pages with it.
   need jupyter-nbconvert sh -c 'command -v jupyter-nbconvert'
   # The server the README opens notebooks with; tests/jupyter_server_test.ts runs one through it.
   need jupyter-notebook sh -c 'command -v jupyter-notebook'

@@ -1,29 +1,41 @@
 /**
- * Execute notebooks with Deno's kernel and nothing but Deno (no Jupyter, no Python), and write
- * them in the exact form the Jupyter server saves (tools/notebook_json.ts), so JupyterLab opens
- * them without marking them modified:
+ * Execute notebooks with Deno's kernel and nothing but Deno (no Jupyter, no Python), check what
+ * each code cell shows, and write them in the exact form the Jupyter server saves
+ * (tools/notebook_json.ts), so JupyterLab opens them without marking them modified:
  *
- *   deno run -A tools/execute_notebook.ts [--stamp] [--out DIR] [--timeout S] notebooks/NN.ipynb ...
+ *   deno task notebooks    # every notebooks/*.ipynb, written to site/executed/ (git-ignored)
+ *   deno run -A tools/execute_notebook.ts [--stamp] [--out DIR] [--timeout S] [NB.ipynb ...]
  *
- * Each notebook gets a fresh kernel started in its folder. Cells run in order; the first error
- * is recorded in its cell, later cells are left without outputs, and the exit status is 1.
- * Every code cell must declare the outputs it shows (metadata `expect`, as
- * tools/run_notebooks.py reads it); a missing one also fails the notebook, and so does a table
- * that shows a kernel not validated in a cell that does not declare it as a demonstration.
+ * With no notebook named, every notebooks/*.ipynb; without --out, each is rewritten in place.
+ * Each notebook gets a fresh kernel (the Deno running this script) started in its folder. Cells
+ * run in order; the first error is recorded in its cell and later cells are left without outputs.
  *
- * Deno's kernel can publish a cell's outputs after its `idle` status: after each cell a silent
- * sentinel runs, and messages are collected until the sentinel is idle and iopub has been quiet
- * for a while. Every iopub message goes to the cell whose request is its parent, whenever it
- * comes.
+ * Every code cell declares what it must show in its metadata, e.g.
+ *   "metadata": {"expect": ["image/svg+xml", "text:validated"]}
+ * where an entry is a MIME type that some output must carry ("stream" for printed text), or
+ * "text:MARKER" that the cell's text outputs must contain; a cell that shows nothing declares [],
+ * so a lost output can never pass silently. A table that shows a kernel not validated lists those
+ * rows under UNVALIDATED_MIME; a cell whose outputs carry it fails unless it declares that MIME
+ * type in `expect` (a deliberate demonstration of a wrong kernel, which then must show one).
  *
- * The notebook's `language_info` becomes the kernel's own (JupyterLab copies it from the kernel
- * on open). With --stamp the notebook records where and from what it ran (metadata
- * `gemm_ladder`: executed_on, the adapter's description from the kernel's own session; commit,
- * from GEMM_COMMIT or git; date), and each code cell the SHA-256 of its source, so
- * tests/notebook_store_test.ts can prove that the outputs come from the committed code. Without
- * --stamp any earlier stamp is removed. Prints one line per notebook and, last, a JSON summary.
+ * Deno's kernel can publish a cell's outputs after its `idle` status, and a client that stops
+ * listening at `idle` (stock nbclient does) loses them. After each cell a silent sentinel runs,
+ * and messages are collected until the sentinel is idle and iopub has been quiet for a while.
+ * Every iopub message goes to the cell whose request is its parent, whenever it comes, and the
+ * `expect` checks run once the whole notebook has run.
+ *
+ * Every complete run records where it ran, in the notebook's metadata `gemm_ladder`: executed_on
+ * (the adapter's description, from the kernel's own session) and date, replacing what an earlier
+ * run recorded. --stamp, for notebooks to commit, adds the commit (lib/record.ts: GEMM_COMMIT or
+ * git's HEAD) and each code cell's SHA-256 of its source, so tests/notebook_store_test.ts can
+ * prove that the outputs come from the committed code. A run that stops at an error records
+ * neither. The language_info becomes the kernel's own (JupyterLab copies it from the kernel on
+ * open). Prints one line per notebook and, last, a JSON summary; exit status 1 on any failure.
  */
+import { currentCommit } from "../lib/record.ts";
+import { UNVALIDATED_MIME } from "../lib/notebook/format.ts";
 import { KernelClient, type Message } from "./kernel_client.ts";
+import { listNotebooks } from "./notebook_cells.ts";
 import {
   type Cell,
   type Json,
@@ -35,10 +47,12 @@ import {
 } from "./notebook_json.ts";
 
 const ROOT = new URL("../", import.meta.url);
-/** Tables list their rows that failed validation under this MIME type (lib/notebook/format.ts). */
-const UNVALIDATED_MIME = "application/vnd.gemm-ladder.unvalidated+json";
-/** Late outputs come within milliseconds of `idle`; the sentinel's round trip covers most. */
+/**
+ * Late outputs come soon after `idle`, later on a loaded machine: the quiet period is at least
+ * QUIET_MS and grows with the sentinel's round trip, which measures the load.
+ */
 const QUIET_MS = 300;
+const QUIET_PER_ROUND_TRIP = 3;
 const SESSION_MODULE = new URL("lib/notebook/session.ts", ROOT).href;
 const DEVICE_MARK = "gemm-ladder-device:";
 
@@ -134,9 +148,9 @@ class NotebookRun {
   }
 
   /** Execute code; its outputs, execution count and whether it raised. */
-  async run(code: string, timeoutMs: number, silent = false) {
+  async run(code: string, timeoutMs: number) {
     const collector = new CellOutputs();
-    const id = await this.kernel.execute(code, silent);
+    const id = await this.kernel.execute(code);
     this.#byRequest.set(id, collector);
     const reply = await this.kernel.until(
       timeoutMs,
@@ -144,9 +158,13 @@ class NotebookRun {
     );
     if (!reply) throw new Error(`no reply within ${timeoutMs / 1000} s`);
     const { content } = await reply;
+    const sent = performance.now();
     const sentinel = await this.kernel.execute("void 0", true);
-    await this.kernel.until(30_000, () => this.kernel.isIdle(sentinel) || undefined);
-    await this.kernel.quiet(QUIET_MS);
+    if (!await this.kernel.until(30_000, () => this.kernel.isIdle(sentinel) || undefined)) {
+      throw new Error("the kernel did not finish the sentinel after the cell within 30 s");
+    }
+    const roundTrip = performance.now() - sent;
+    await this.kernel.quiet(Math.max(QUIET_MS, QUIET_PER_ROUND_TRIP * roundTrip));
     return {
       collector,
       executionCount: (content.execution_count as number | undefined) ?? null,
@@ -202,20 +220,11 @@ function missingOutputs(cell: Cell, index: number): string[] {
   ];
 }
 
-/** The commit the notebooks ran from: GEMM_COMMIT, or git's HEAD (with -dirty for local edits). */
-async function currentCommit(): Promise<string> {
-  const fromEnv = Deno.env.get("GEMM_COMMIT");
-  if (fromEnv) return fromEnv;
-  const git = async (...args: string[]) => {
-    const out = await new Deno.Command("git", { args, cwd: ROOT, stdout: "piped", stderr: "null" })
-      .output().catch(() => undefined);
-    return out;
-  };
-  const head = await git("rev-parse", "HEAD");
-  if (!head?.success) throw new Error("no commit: set GEMM_COMMIT (no git repository here)");
-  const sha = new TextDecoder().decode(head.stdout).trim();
-  const dirty = await git("diff", "--quiet", "HEAD", "--", "lib", "kernels", "notebooks");
-  return dirty?.success ? sha : `${sha}-dirty`;
+/** The commit a stamp names: GEMM_COMMIT or git's HEAD (lib/record.ts), which must be known. */
+async function stampCommit(): Promise<string> {
+  const commit = await currentCommit();
+  if (commit === "unknown") throw new Error("no commit: set GEMM_COMMIT (no git repository here)");
+  return commit;
 }
 
 /** The adapter the kernel's notebook session runs on, asked of the kernel itself. */
@@ -253,6 +262,9 @@ export async function executeNotebook(path: string, options: Options): Promise<N
   } catch (e) {
     return { notebook: name, written: path, seconds: seconds(), problems: [(e as Error).message] };
   }
+  /** The code cells that ran, with their outputs, which may still grow until the kernel stops. */
+  const ran: { cell: Cell; index: number; collector: CellOutputs; failed: boolean }[] = [];
+  delete nb.metadata.gemm_ladder;
   try {
     const run = new NotebookRun(kernel);
     nb.metadata.language_info = kernel.info.language_info as Json;
@@ -265,7 +277,7 @@ export async function executeNotebook(path: string, options: Options): Promise<N
       if (stopped) continue;
       try {
         const result = await run.run(codeOf(cell), options.timeoutSeconds * 1000);
-        cell.outputs = result.collector.outputs;
+        ran.push({ cell, index, collector: result.collector, failed: result.failed });
         cell.execution_count = result.executionCount;
         if (options.stamp) {
           cell.metadata.gemm_ladder = { source_sha256: await sourceSha256(cell.source) };
@@ -274,35 +286,32 @@ export async function executeNotebook(path: string, options: Options): Promise<N
           const { ename, evalue } = result.content as { ename?: string; evalue?: string };
           problems.push(`cell ${index}: ${ename ?? "error"}: ${(evalue ?? "").split("\n")[0]}`);
           stopped = true;
-        } else {
-          problems.push(...missingOutputs(cell, index));
         }
       } catch (e) {
         problems.push(`cell ${index}: ${(e as Error).message}`);
         stopped = true;
       }
     }
-    delete nb.metadata.gemm_ladder;
-    if (options.stamp && !stopped) {
-      nb.metadata.gemm_ladder = {
+    if (!stopped) {
+      const stamp: JsonObject = {
         executed_on: await deviceOf(run, 120_000),
-        commit: await currentCommit(),
         date: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
       };
+      if (options.stamp) stamp.commit = await stampCommit();
+      nb.metadata.gemm_ladder = stamp;
     }
   } catch (e) {
     problems.push((e as Error).message);
   } finally {
     await kernel.shutdown();
   }
+  for (const { cell, index, collector, failed } of ran) {
+    cell.outputs = collector.outputs;
+    if (!failed) problems.push(...missingOutputs(cell, index));
+  }
   if (options.out) await Deno.mkdir(options.out, { recursive: true });
   await Deno.writeTextFile(written, serializeNotebook(nb));
-  return {
-    notebook: name,
-    written,
-    seconds: seconds(),
-    problems,
-  };
+  return { notebook: name, written, seconds: seconds(), problems };
 }
 
 function parseArgs(args: string[]): { options: Options; paths: string[] } {
@@ -316,9 +325,10 @@ function parseArgs(args: string[]): { options: Options; paths: string[] } {
     else if (arg.startsWith("-")) throw new Error(`unknown option ${arg}`);
     else paths.push(arg);
   }
-  if (!paths.length || (options.out === undefined && args.includes("--out"))) {
+  const badTimeout = !(options.timeoutSeconds > 0);
+  if (badTimeout || (options.out === undefined && args.includes("--out"))) {
     throw new Error(
-      "usage: deno run -A tools/execute_notebook.ts [--stamp] [--out DIR] [--timeout S] NB.ipynb...",
+      "usage: deno run -A tools/execute_notebook.ts [--stamp] [--out DIR] [--timeout S] [NB.ipynb ...]",
     );
   }
   return { options, paths };
@@ -332,8 +342,10 @@ if (import.meta.main) {
     console.error(`execute_notebook: ${(e as Error).message}`);
     Deno.exit(2);
   }
+  const started = performance.now();
   const results: NotebookResult[] = [];
-  for (const path of parsed.paths) {
+  const paths = parsed.paths.length ? parsed.paths : await listNotebooks();
+  for (const path of paths) {
     const result = await executeNotebook(path, parsed.options);
     const status = result.problems.length ? "FAILED" : "ok";
     console.log(`${result.notebook}: ${status} in ${result.seconds} s -> ${result.written}`);
@@ -341,6 +353,9 @@ if (import.meta.main) {
     results.push(result);
   }
   const failed = results.filter((r) => r.problems.length);
-  console.log(JSON.stringify({ notebooks: results, failed: failed.length }));
+  const seconds = Math.round((performance.now() - started) / 100) / 10;
+  console.log(
+    JSON.stringify({ runs: results.length, failed: failed.length, seconds, notebooks: results }),
+  );
   Deno.exit(failed.length ? 1 : 0);
 }

@@ -43,7 +43,7 @@ for nb in "${notebooks[@]}"; do
   if [ "$left" -le 10 ]; then skipped+=("$nb"); continue; fi
   t0=$(date +%s)
   timeout "$left" deno run -A tools/execute_notebook.ts --stamp --out "$out/notebooks" "$nb" 2>&1 |
-    grep -v '^{"notebooks"' | tee -a "$out/notebooks.log"
+    grep -v '^{"runs"' | tee -a "$out/notebooks.log"
   rc=${PIPESTATUS[0]}
   echo "gpu_notebooks: $(basename "$nb") exit $rc in $(($(date +%s) - t0)) s" | tee -a "$out/notebooks.log"
   [ "$rc" = 0 ] || failed+=("$nb")

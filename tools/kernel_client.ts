@@ -31,6 +31,19 @@ function freePorts(n: number): number[] {
   return ports;
 }
 
+/**
+ * How Deno's kernel is started: this Deno's own binary (an absolute path, so a Jupyter started
+ * from any shell finds it) and the connection file Jupyter writes.
+ */
+export function kernelArgv(connectionFile: string): string[] {
+  return [Deno.execPath(), "jupyter", "--kernel", "--conn", connectionFile];
+}
+
+/** The kernel's environment: WebGPU's Vulkan loader needs XDG_RUNTIME_DIR; outputs need no colour codes. */
+export function kernelEnv(): Record<string, string> {
+  return { NO_COLOR: "1", XDG_RUNTIME_DIR: Deno.env.get("XDG_RUNTIME_DIR") ?? "/tmp" };
+}
+
 /** The kernel process ended before its ports answered. */
 class KernelStartError extends Error {}
 
@@ -81,16 +94,16 @@ export class KernelClient {
    * that exits at start is started once more on new ports: between releasing a free port and
    * the kernel binding it, another process may take it.
    */
-  static async start(cwd: string, env: Record<string, string> = {}): Promise<KernelClient> {
+  static async start(cwd: string): Promise<KernelClient> {
     try {
-      return await KernelClient.#startOnce(cwd, env);
+      return await KernelClient.#startOnce(cwd);
     } catch (e) {
       if (!(e instanceof KernelStartError)) throw e;
-      return await KernelClient.#startOnce(cwd, env);
+      return await KernelClient.#startOnce(cwd);
     }
   }
 
-  static async #startOnce(cwd: string, env: Record<string, string>): Promise<KernelClient> {
+  static async #startOnce(cwd: string): Promise<KernelClient> {
     const dir = await Deno.makeTempDir({ prefix: "gemm-kernel-" });
     const secret = crypto.randomUUID();
     const [shell_port, iopub_port, stdin_port, control_port, hb_port] = freePorts(5);
@@ -107,10 +120,11 @@ export class KernelClient {
         kernel_name: "deno",
       }),
     );
-    const process = new Deno.Command(Deno.execPath(), {
-      args: ["jupyter", "--kernel", "--conn", connection],
+    const [command, ...args] = kernelArgv(connection);
+    const process = new Deno.Command(command, {
+      args,
       cwd,
-      env: { NO_COLOR: "1", XDG_RUNTIME_DIR: Deno.env.get("XDG_RUNTIME_DIR") ?? "/tmp", ...env },
+      env: kernelEnv(),
       stdin: "null",
       stdout: "piped",
       stderr: "piped",

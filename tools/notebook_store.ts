@@ -59,20 +59,21 @@ function outputProblems(cell: Cell, index: number): string[] {
 }
 
 /**
- * Problems of a notebook file's text, or undefined when it carries no stamp (not executed for
- * committing). Stamped: the device and commit are named, every code cell ran from the source it
- * holds now, no output is an unreadable dump, every chart has a static image, and the text is
- * exactly what the Jupyter server would write for it.
+ * Problems of a notebook file's text, or undefined when it carries no stamp for committing (never
+ * executed, or executed without --stamp: its metadata names only the adapter and date). Stamped:
+ * the device and commit are named, every code cell ran from the source it holds now, no output
+ * is an unreadable dump, every chart has a static image, and the text is exactly what the
+ * Jupyter server would write for it.
  */
 export async function storeProblems(text: string): Promise<string[] | undefined> {
   const nb = parseNotebook(text);
   const stamp = nb.metadata.gemm_ladder as
     | { executed_on?: string; commit?: string; date?: string }
     | undefined;
-  if (!stamp) return undefined;
+  if (stamp?.commit === undefined) return undefined;
   const problems: string[] = [];
   if (!stamp.executed_on) problems.push("metadata names no device (gemm_ladder.executed_on)");
-  if (!/^[0-9a-f]{7,40}(-dirty)?$/.test(stamp.commit ?? "")) {
+  if (!/^[0-9a-f]{7,40}(\+dirty)?$/.test(stamp.commit)) {
     problems.push(`metadata names no commit (gemm_ladder.commit: ${stamp.commit})`);
   }
   if (!(nb.metadata.language_info as JsonObject | undefined)?.name) {
@@ -88,7 +89,9 @@ export async function storeProblems(text: string): Promise<string[] | undefined>
     problems.push(...outputProblems(cell, index));
   }
   if (serializeNotebook(nb) !== text) {
-    problems.push("not stored as the Jupyter server writes it (run tools/execute_notebook.ts)");
+    problems.push(
+      "not stored as the Jupyter server writes it (run tools/execute_notebook.ts --stamp)",
+    );
   }
   return problems;
 }

@@ -5,7 +5,7 @@
  * small TF.js matmul on this machine's adapter.
  */
 import { session } from "../lib/mod.ts";
-import { chartBundle } from "../lib/charts/mod.ts";
+import { chartBundle } from "../lib/notebook/charts.ts";
 import { openTfjs } from "../lib/peers/tfjs.ts";
 import "../lib/cpu_bench.ts";
 import "../lib/record.ts";
