@@ -11,10 +11,6 @@
  * without a package registry (tools/bundle.sh), so every import here must be static.
  */
 import { type BenchArgs, parseBenchArgs, USAGE } from "./bench_args.ts";
-import { defaultShapes, sweepSize } from "./sizes.ts";
-import { autotune } from "./autotune.ts";
-import { measureCeilings } from "./ceilings.ts";
-import { runCpuSuite } from "./cpu_bench.ts";
 import {
   checkOut,
   finishRecord,
@@ -22,14 +18,16 @@ import {
   reserveDefault,
   saveProgress,
 } from "./bench_output.ts";
+import { cpuSuite, isDeviceLost, runPeers } from "./bench_peers.ts";
+import { EXIT, exitCodeOf, formatTable, nameOf, progressLine, suiteNote } from "./bench_report.ts";
+import { knobSweeps, shapePlans, tuning } from "./bench_tuning.ts";
+import { heldoutRun } from "./bench_heldout.ts";
+import { measureCeilings } from "./ceilings.ts";
 import { DeviceLostError, GemmError, LimitError, UsageError } from "./errors.ts";
 import { caseSeeds, checkShapes, sweepKernel } from "./fuzz.ts";
 import { acquireGpu, type Gpu } from "./gpu.ts";
 import { paddedSize } from "./kernels/cost.ts";
-import { knobShape, sweepKnob } from "./knob_sweep.ts";
 import { freshSeed, rng, type Shape, shapeLabel, uniqueShapes } from "./matrix.ts";
-import { openCublas } from "./peers/cublas.ts";
-import { openTfjs } from "./peers/tfjs.ts";
 import {
   currentCommit,
   type KernelResult,
@@ -40,15 +38,8 @@ import {
 } from "./record.ts";
 import type { KernelSpec } from "./registry.ts";
 import { checkBufferFits, kernelParams, runKernel } from "./runner.ts";
-import { loadTuning, tuningUrl } from "./tuning.ts";
-import { searchShapes } from "../kernels/13_shapes/search.ts";
-import { geomean, ratio, suiteRows } from "./suite.ts";
+import { defaultShapes } from "./sizes.ts";
 
-/** Error kinds that mean "cannot run here" (recorded as skipped), not "ran and was wrong". */
-const SKIP_KINDS = new Set(["feature", "limit"]);
-
-/** Exit statuses of the bench (also in the usage text). */
-export const EXIT = { ok: 0, failed: 1, usage: 2, deviceLost: 3 } as const;
 
 export interface BenchHooks {
   /** An already acquired device (tests); acquired here otherwise. */
@@ -159,10 +150,12 @@ export async function runBench(args: BenchArgs, hooks: BenchHooks = {}): Promise
     if (args.knobs) await knobSweeps(gpu, args, record, log, recorded);
 
     if (args.peers) {
-      await runPeers(gpu, shapes, args, record, log, recorded);
+      await runPeers(gpu, shapes, args, record.peers, record.notes, log, recorded);
     } else {
       record.notes.push("peers not run (--no-peers)");
     }
+
+    if (args.heldout) await heldoutRun(gpu, args, record, log, recorded);
 
     const suite = suiteNote(record);
     if (suite) {
@@ -232,223 +225,6 @@ export function checkSizesFit(gpu: Gpu, kernels: KernelSpec[], shapes: Shape[]):
   }
 }
 
-/**
- * With --tune, search the parameter space of every selected kernel that takes device-tuned
- * parameters (at 4096, or the largest square size of the run) and save the winners; otherwise
- * note which saved tuning the run uses and carry that search in the record.
- */
-async function tuning(
-  gpu: Gpu,
-  args: BenchArgs,
-  shapes: Shape[],
-  record: RunRecord,
-  log: (line: string) => void,
-) {
-  const tunable = args.kernels.filter((k) => k.space && k.deviceTuned);
-  const fileOf = (kernel: string) =>
-    tuningUrl(gpu.summary, kernel).pathname.replace(/^.*\/(data\/)/, "$1");
-  if (!args.tune) {
-    for (const spec of tunable) {
-      const saved = loadTuning(gpu.summary, spec.name);
-      record.notes.push(
-        saved
-          ? `tuned parameters of ${spec.id} from ${fileOf(spec.name)} (searched ` +
-            `${saved.date.slice(0, 10)} at commit ${saved.commit})`
-          : `no tuning of ${spec.id} saved for this device (${
-            fileOf(spec.name)
-          }): it runs its defaults`,
-      );
-      // The search behind the parameters travels with the record (it carries its own date and
-      // commit), so the autotune chart can be drawn from this run's record.
-      if (saved) (record.tuning ??= []).push(saved);
-    }
-    return;
-  }
-  if (!tunable.length) {
-    record.notes.push("--tune: none of the selected kernels has a tuning space");
-    return;
-  }
-  const size = sweepSize(shapes);
-  // Score the shortlist on the run's odd shapes too, so the winner does not trade them away.
-  const alsoShapes = shapes.filter((s) => [s.m, s.k, s.n].some((d) => d % 64 !== 0)).slice(-2);
-  const results = [];
-  for (const spec of tunable) {
-    log(
-      `tune ${spec.id} at ${size}${alsoShapes.length ? ` and ${alsoShapes.map(shapeLabel)}` : ""}`,
-    );
-    const t = await autotune(gpu, spec, { m: size, k: size, n: size }, {
-      commit: record.commit,
-      alsoShapes,
-      log: (line) => log(`  ${line}`),
-    });
-    results.push(t);
-    record.notes.push(
-      `tuned ${spec.id} at ${size}: ${JSON.stringify(t.best.params)} saved to ${fileOf(spec.name)}`,
-    );
-  }
-  record.tuning = results;
-}
-
-/**
- * The shape suite in one line: the geometric mean of the shapes step's GFLOP/s over cuBLAS's and
- * its lowest row, when the run measured both on shapes of the suite.
- */
-export function suiteNote(record: RunRecord): string | undefined {
-  const rows = suiteRows(record).filter((r) => ratio(r.step, r.cublas) !== undefined);
-  if (!rows.length) return undefined;
-  const low = rows.reduce((a, r) => (ratio(r.step, r.cublas)! < ratio(a.step, a.cublas)! ? r : a));
-  return `shape suite: shapes / cuBLAS geometric mean ${
-    geomean(rows.map((r) => ratio(r.step, r.cublas)))!.toFixed(3)
-  } over ${rows.length} shapes; lowest ${ratio(low.step, low.cublas)!.toFixed(3)} at ${low.label}`;
-}
-
-/** Shapes without repeats, in first-seen order. */
-
-/**
- * With --tune-shapes, run the shapes step's per-shape plan search over its shapes and save it;
- * either way, note which per-shape tuning the run's picks come from.
- */
-async function shapePlans(
-  gpu: Gpu,
-  args: BenchArgs,
-  shapesOf: (spec: KernelSpec) => Shape[],
-  record: RunRecord,
-  log: (line: string) => void,
-) {
-  const spec = args.kernels.find((k) => k.planFor);
-  if (!spec) {
-    if (args.tuneShapes) record.notes.push("--tune-shapes: the shapes step was not selected");
-    return;
-  }
-  const file = tuningUrl(gpu.summary, spec.name).pathname.replace(/^.*\/(data\/)/, "$1");
-  if (args.tuneShapes) {
-    log(`tune-shapes: ${spec.id} plans at ${shapesOf(spec).length} shapes`);
-    const searched = await searchShapes(gpu, shapesOf(spec), {
-      commit: record.commit,
-      log: (line) => log(`  ${line}`),
-    });
-    record.notes.push(
-      `searched ${spec.id}'s plans at ${searched.perShape?.length} shapes: saved to ${file}`,
-    );
-    return;
-  }
-  const saved = loadTuning(gpu.summary, spec.name);
-  record.notes.push(
-    saved
-      ? `${spec.id}'s plans: per-shape search from ${file} (${saved.date.slice(0, 10)}, ` +
-        `commit ${saved.commit}) where a shape's class was searched, the model elsewhere`
-      : `${spec.id}'s plans: no per-shape search saved for this device (${file}): the model picks`,
-  );
-}
-
-/**
- * The CPU ladder and, unless --no-peers, OpenBLAS with one and all threads and jax-js's CPU
- * backend: small sizes next to a software adapter, up to 2048 next to a real GPU (--cpu-sizes).
- */
-async function cpuSuite(
-  gpu: Gpu,
-  args: BenchArgs,
-  record: RunRecord,
-  log: (line: string) => void,
-) {
-  const sizes = args.cpuSizes ?? (gpu.summary.software ? [128, 256] : [256, 512, 1024, 2048]);
-  log(`cpu: the CPU ladder${args.peers ? ", OpenBLAS, jax-js" : ""} at ${sizes.join(", ")}`);
-  const suite = await runCpuSuite({
-    sizes,
-    openblas: args.peers,
-    jax: args.peers,
-    onRow: (row) => {
-      const name = "peer" in row
-        ? `peer:${row.peer}`
-        : "impl" in row
-        ? `cpu ${row.impl}`
-        : `cpu blocked ${row.block}`;
-      const speed = row.validated && row.gflops !== undefined
-        ? `${row.gflops.toFixed(2)} GFLOP/s`
-        : `FAILED: ${row.error ?? "not validated"}`;
-      log(`  ${name} ${row.n}: ${speed}`);
-    },
-  });
-  record.cpu = suite.cpu;
-  record.peers.push(...suite.peers);
-  record.notes.push(...suite.cpu.notes.map((n) => `cpu: ${n}`));
-}
-
-/** cuBLAS (FFI) and TF.js (same GPUDevice) on every shape; a missing peer becomes a note. */
-async function runPeers(
-  gpu: Gpu,
-  shapes: Shape[],
-  args: BenchArgs,
-  record: RunRecord,
-  log: (line: string) => void,
-  recorded: (r: PeerResult) => Promise<void>,
-) {
-  const cublas = openCublas();
-  if (typeof cublas === "string") {
-    record.notes.push(cublas);
-    log(`peers: ${cublas}`);
-  } else {
-    record.notes.push(`cuBLAS: ${cublas.details.mathMode}; cuBLAS ${cublas.details.cublasVersion}`);
-    try {
-      for (const shape of shapes) {
-        log(`peer cublas ${shapeLabel(shape)}`);
-        const r = await cublas.run(shape, { reps: args.reps });
-        record.peers.push(r);
-        await recorded(r);
-      }
-    } finally {
-      try {
-        cublas.close();
-      } catch (e) {
-        record.notes.push(`cuBLAS: ${(e as Error).message}`);
-      }
-    }
-  }
-
-  let tfjs;
-  try {
-    tfjs = await openTfjs(gpu);
-  } catch (e) {
-    if (isDeviceLost(e, gpu)) throw e;
-    record.notes.push(`TF.js peer skipped: ${(e as Error).message}`);
-    return;
-  }
-  try {
-    for (const shape of shapes) {
-      log(`peer tfjs-webgpu ${shapeLabel(shape)}`);
-      const r = await tfjs.run(shape, { reps: args.reps });
-      record.peers.push(r);
-      await recorded(r);
-    }
-  } finally {
-    tfjs.close();
-  }
-}
-
-/**
- * With --knobs, each selected step's knob swept at one size (lib/knob_sweep.ts): every point
- * validated, then timed, into the record's `knobs` section.
- */
-async function knobSweeps(
-  gpu: Gpu,
-  args: BenchArgs,
-  record: RunRecord,
-  log: (line: string) => void,
-  recorded: (r: KernelResult) => Promise<void>,
-) {
-  const n = sweepSize(args.shapes ?? defaultShapes(gpu.summary));
-  record.knobs = [];
-  for (const spec of args.kernels.filter((k) => k.knob && !k.demo)) {
-    log(`knob ${spec.id} ${spec.knob!.name} at ${shapeLabel(knobShape(spec, n))}`);
-    const sweep = await sweepKnob(gpu, spec, n, {
-      reps: args.reps,
-      onResult: (point) => recorded(point.result),
-    });
-    record.knobs.push(sweep);
-  }
-  record.notes.push(`knobs swept at ${n}: ${record.knobs.map((k) => k.kernel).join(", ")}`);
-}
-
 /** Check one kernel (no timing) on its tail shapes and `count` random ones (lib/fuzz.ts). */
 async function validationSweep(
   gpu: Gpu,
@@ -463,90 +239,6 @@ async function validationSweep(
   return sweep;
 }
 
-function isDeviceLost(e: unknown, gpu: Gpu): boolean {
-  return e instanceof DeviceLostError || gpu.lostReason !== undefined;
-}
-
-/** 1 if the run stopped early or any result failed (skips excepted), else 0. */
-export function exitCodeOf(record: RunRecord): number {
-  if (record.complete === false) return EXIT.failed;
-  const knobResults = (record.knobs ?? []).flatMap((k) => k.points.map((p) => p.result));
-  const failed = [...record.results, ...record.peers, ...knobResults].some((r) =>
-    !r.validated && !SKIP_KINDS.has(r.errorKind ?? "")
-  );
-  const sweepFailed = record.validation?.some((v) => v.passed < v.shapes);
-  return failed || sweepFailed ? EXIT.failed : EXIT.ok;
-}
-
-function nameOf(r: KernelResult | PeerResult): string {
-  return "peer" in r ? `peer:${r.peer}` : r.kernel;
-}
-
-function progressLine(r: KernelResult | PeerResult): string {
-  const what = `${nameOf(r)} ${shapeLabel(r)}`;
-  if (!r.validated) return `${what}: ${statusOf(r)}`;
-  if (r.medianMs === undefined) return `${what}: validated (relErr ${fmtErr(r.relErr)})`;
-  return `${what}: ${r.medianMs.toFixed(3)} ms, ${r.gflops!.toFixed(1)} GFLOP/s, ` +
-    `relErr ${fmtErr(r.relErr)}`;
-}
-
-function statusOf(r: KernelResult | PeerResult): string {
-  const kind = r.errorKind ?? "error";
-  return `${SKIP_KINDS.has(kind) ? "skipped" : "FAILED"} (${kind}): ${r.error ?? "not validated"}`;
-}
-
-const fmtErr = (x: number) => Number.isFinite(x) ? x.toExponential(1) : "NaN";
-
-/**
- * The results as a text table: kernel, shape, median ms, GFLOP/s, % of cuBLAS (or of the
- * fastest validated peer at that shape when cuBLAS did not run), relative error. Failed and
- * skipped rows show why instead of a speed.
- */
-export function formatTable(record: RunRecord): string {
-  const rows: string[][] = [["kernel", "shape", "median ms", "GFLOP/s", "% of ref", "rel err"]];
-  const notes: string[] = [];
-  for (const r of [...record.results, ...record.peers]) {
-    const row = [nameOf(r), shapeLabel(r)];
-    if (!r.validated || r.medianMs === undefined || r.gflops === undefined) {
-      row.push(r.validated ? "validated, not timed" : statusOf(r).slice(0, 160));
-      rows.push(row);
-      continue;
-    }
-    const ref = referenceFor(record, r);
-    row.push(
-      r.medianMs.toFixed(3),
-      r.gflops.toFixed(1),
-      ref ? `${(100 * r.gflops / ref.gflops!).toFixed(1)}% ${ref.peer}` : "-",
-      fmtErr(r.relErr),
-    );
-    rows.push(row);
-  }
-  if (!record.peers.some((p) => p.peer === "cublas" && p.validated)) {
-    notes.push("ref: cuBLAS did not run; % is of the fastest validated peer at the same shape");
-  }
-  if (record.complete === false) notes.push("INCOMPLETE: the run stopped early (see notes)");
-  const widths = rows[0].map((_, c) =>
-    Math.max(...rows.filter((r) => r.length > 3 || c < 2).map((r) => (r[c] ?? "").length))
-  );
-  const line = (r: string[]) =>
-    r.length <= 3
-      ? `${r[0].padEnd(widths[0])}  ${r[1].padEnd(widths[1])}  ${r[2]}`
-      : r.map((cell, c) => c < 2 ? cell.padEnd(widths[c]) : cell.padStart(widths[c])).join("  ");
-  return [
-    `${record.device.description} | ${record.date} | commit ${record.commit}`,
-    ...rows.map(line),
-    ...notes,
-  ].join("\n");
-}
-
-/** cuBLAS at the same shape, else the fastest validated peer there. */
-function referenceFor(record: RunRecord, r: KernelResult | PeerResult): PeerResult | undefined {
-  const same = record.peers.filter((p) =>
-    p.validated && p.gflops !== undefined && p.m === r.m && p.k === r.k && p.n === r.n
-  );
-  return same.find((p) => p.peer === "cublas") ??
-    same.sort((a, b) => b.gflops! - a.gflops!)[0];
-}
 
 /** CLI entry: parse, run, print the table; returns the exit status. */
 export async function main(argv: readonly string[]): Promise<number> {

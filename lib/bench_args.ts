@@ -24,14 +24,20 @@ export interface BenchArgs {
   cpu: boolean;
   /** The CPU suite's sizes (default: 256 to 2048 on a GPU host, small on a software adapter). */
   cpuSizes?: number[];
-  /** Run the autotuner's search before timing the autotuned kernel. */
-  tune: boolean;
+  /**
+   * Before timing, search the tuned steps' spaces: every point ("full"), the points a saved
+   * search on the nearest device ranked highest ("quick", lib/search.ts quickTune), or not at
+   * all ("saved": this device's saved search, else the nearest device's).
+   */
+  tune: "saved" | "full" | "quick";
   /** Run step 13's per-shape plan search over its shapes before timing. */
   tuneShapes: boolean;
   /** Validate every kernel on this many random shapes (1..300 per dimension) before timing. */
   validate: number;
   /** Sweep each selected step's knob (KernelSpec.knob) at one size. */
   knobs: boolean;
+  /** Also run the suite steps and the peers on `count` held-out shapes (lib/heldout.ts). */
+  heldout?: { count: number; seed: number };
   help: boolean;
 }
 
@@ -52,11 +58,17 @@ export const USAGE = `Usage: deno task bench [flags]
                    software adapter); a rung is skipped where it would take over 20 s a call
   --cpu-only       only the CPU suite: no GPU kernels, GPU peers or ceilings
   --tune           run the autotuner's search (slow) instead of reusing saved tuning
+  --quick-tune     a quick search instead (at most 24 points, seeded by the nearest device's
+                   saved search); without either, a device with no saved search uses the
+                   nearest saved device's, and says so
   --tune-shapes    run the shapes step's per-shape plan search over its shapes (the suite
                    on a GPU) and save it before timing
   --validate N     also check every kernel on N random shapes (1..300 per dimension)
   --knobs          also sweep each selected step's knob (its step.ts) at one size: 4096 on a
                    GPU (the largest square size of --sizes when 4096 is not one of them)
+  --heldout N      also run the suite steps, cuBLAS, TF.js and jax-js on N held-out shapes
+                   drawn by lib/heldout.ts (no tuning, search or test reads them)
+  --seed S         the held-out draw's seed (default: from the run's date and time)
   --help           this text
 
 Progress goes to stderr, the results table to stdout. Progress is saved to <record>.partial.json;
@@ -79,7 +91,7 @@ function parseFlags(argv: readonly string[], registry: KernelSpec[]): BenchArgs 
     peers: true,
     ceilings: true,
     cpu: true,
-    tune: false,
+    tune: "saved",
     tuneShapes: false,
     validate: 0,
     knobs: false,
@@ -87,6 +99,7 @@ function parseFlags(argv: readonly string[], registry: KernelSpec[]): BenchArgs 
   };
   const sizes: Shape[] = [];
   let sawShapes = false;
+  let heldoutCount: number | undefined, heldoutSeed: number | undefined;
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].includes("=") ? splitOnce(argv[i]) : [argv[i], undefined];
     const value = () => {
@@ -141,7 +154,17 @@ function parseFlags(argv: readonly string[], registry: KernelSpec[]): BenchArgs 
         break;
       case "--tune":
         noValue();
-        args.tune = true;
+        args.tune = "full";
+        break;
+      case "--quick-tune":
+        noValue();
+        args.tune = "quick";
+        break;
+      case "--heldout":
+        heldoutCount = parseDim(value(), "--heldout");
+        break;
+      case "--seed":
+        heldoutSeed = parseDim(value(), "--seed");
         break;
       case "--tune-shapes":
         noValue();
@@ -161,7 +184,16 @@ function parseFlags(argv: readonly string[], registry: KernelSpec[]): BenchArgs 
     }
   }
   if (sawShapes) args.shapes = uniqueShapes(sizes);
+  if (heldoutSeed !== undefined && heldoutCount === undefined) fail("--seed needs --heldout N");
+  if (heldoutCount !== undefined) {
+    args.heldout = { count: heldoutCount, seed: heldoutSeed ?? dateSeed(new Date()) };
+  }
   return args;
+}
+
+/** A seed no code of ours has read: the minutes since 1970 at the run's start. */
+export function dateSeed(d: Date): number {
+  return Math.floor(d.getTime() / 60_000);
 }
 
 function fail(message: string): never {

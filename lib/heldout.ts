@@ -28,16 +28,18 @@
  */
 import { ODD_SHAPE_PAIRS } from "./sizes.ts";
 import { flops, rng, sameShape, type Shape, uniqueShapes } from "./matrix.ts";
-import type { KernelResult, PeerResult, RunRecord } from "./record.ts";
-import { geomean, SHAPE_SUITE, type SuiteRow, suiteRows } from "./suite.ts";
+import type {
+  HeldoutDistribution,
+  HeldoutSection,
+  HeldoutShape,
+  KernelResult,
+  ModelShape,
+  PeerResult,
+  RunRecord,
+} from "./record.ts";
 
-/** A product a well-known model computes, and where its dimensions come from. */
-export interface ModelShape extends Shape {
-  /** What it is, short enough for a table cell. */
-  name: string;
-  /** The model's dimensions it is built from. */
-  source: string;
-}
+export type { HeldoutDistribution, HeldoutSection, HeldoutShape, ModelShape };
+import { geomean, SHAPE_SUITE, type SuiteRow, suiteRows } from "./suite.ts";
 
 const BERT_BASE = "BERT-base (Devlin et al. 2019): hidden 768, MLP 3072, 12 heads of 64";
 const BERT_LARGE = "BERT-large (Devlin et al. 2019): hidden 1024, MLP 4096";
@@ -158,49 +160,9 @@ export interface HeldoutCaps {
   maxFlop?: number;
 }
 
-/** The distribution as data, for the record: with the seed, enough to draw the shapes again. */
-export interface HeldoutDistribution {
-  version: string;
-  prng: string;
-  /** The random shapes' dimensions: log-uniform by octave over min..max. */
-  dims: { min: number; max: number; law: string };
-  maxBytes: number;
-  maxFlop: number;
-  modelShare: number;
-  /** The model shapes within the caps and not excluded: the pool the model share comes from. */
-  models: ModelShape[];
-  /** Shapes never drawn. */
-  excluded: Shape[];
-  /** The whole rule in words. */
-  text: string;
-}
-
-/** One held-out shape and where it came from: a model shape's name, or "log-uniform". */
-export interface HeldoutShape extends Shape {
-  from: string;
-}
-
-/**
- * The record's `heldout` section: the draw and every row measured on it, kept apart from the
- * record's `results` and `peers` (the suite and the tutorial sizes). Its rows have the record's
- * own row types, so every one is validated and timed as the rest of the record is.
- */
-export interface HeldoutSection {
-  distribution: HeldoutDistribution;
-  seed: number;
-  /** N, as asked for: `shapes` holds N shapes. */
-  count: number;
-  /** In draw order (heldoutShapes). */
-  shapes: HeldoutShape[];
-  /** Our kernels at each shape. */
-  results: KernelResult[];
-  /** cuBLAS, TF.js and any other peer at each shape. */
-  peers: PeerResult[];
-}
-
 /** The held-out section of a record, when its run drew one. */
 export function heldoutOf(record: RunRecord): HeldoutSection | undefined {
-  return (record as RunRecord & { heldout?: HeldoutSection }).heldout;
+  return record.heldout;
 }
 
 /** Every shape a GPU run measures by default: the suite and the odd shapes with their pairs. */

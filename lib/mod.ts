@@ -14,7 +14,7 @@ export * from "./runner.ts";
 export * from "./measure.ts";
 export * from "./record.ts";
 export * from "./tuning.ts";
-export * from "./autotune.ts";
+export * from "./search.ts";
 export * from "./cpu.ts";
 export * from "./cpu_bench.ts";
 export * from "./peers/openblas.ts";

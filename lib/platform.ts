@@ -15,6 +15,8 @@ export interface Platform {
    * platform cannot read synchronously (a browser): callers then use their defaults.
    */
   readTextSyncIfPresent(path: string): string | undefined;
+  /** The names in a project folder, synchronously; undefined where readTextSyncIfPresent is. */
+  listSyncIfPresent(path: string): string[] | undefined;
 }
 
 /** The project root (or the site folder, in the browser bundle). */
@@ -25,18 +27,23 @@ export function projectUrl(path: string): URL {
   return new URL(path, ROOT);
 }
 
+/** `read()`, or undefined when the file is absent or may not be read. */
+function ifPresent<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch (e) {
+    const denied = e instanceof Deno.errors.NotCapable ||
+      e instanceof Deno.errors.PermissionDenied;
+    if (e instanceof Deno.errors.NotFound || denied) return undefined;
+    throw e;
+  }
+}
+
 const denoFiles: Platform = {
   readText: (path) => Deno.readTextFile(projectUrl(path)),
-  readTextSyncIfPresent(path) {
-    try {
-      return Deno.readTextFileSync(projectUrl(path));
-    } catch (e) {
-      const denied = e instanceof Deno.errors.NotCapable ||
-        e instanceof Deno.errors.PermissionDenied;
-      if (e instanceof Deno.errors.NotFound || denied) return undefined;
-      throw e;
-    }
-  },
+  readTextSyncIfPresent: (path) => ifPresent(() => Deno.readTextFileSync(projectUrl(path))),
+  listSyncIfPresent: (path) =>
+    ifPresent(() => [...Deno.readDirSync(projectUrl(path))].map((e) => e.name).sort()),
 };
 
 const fetchedFiles: Platform = {
@@ -46,6 +53,7 @@ const fetchedFiles: Platform = {
     return await response.text();
   },
   readTextSyncIfPresent: () => undefined,
+  listSyncIfPresent: () => undefined,
 };
 
 /** Deno reads the disk; a browser (no `Deno` global) fetches from the site. */

@@ -10,6 +10,7 @@ import { deviceSlug, type DeviceSummary } from "./gpu.ts";
 import type { EdgePlan } from "./kernels/cost.ts";
 import { stepName } from "./kernels/spec.ts";
 import type { Params } from "./kernels/spec.ts";
+import type { Shape } from "./matrix.ts";
 import type { Timing } from "./timing.ts";
 import type { TuningRecord } from "./tuning.ts";
 
@@ -42,6 +43,8 @@ export interface RunRecord {
   validation?: ValidationSweep[];
   /** Each step's knob swept at one shape by `--knobs` (absent from older records). */
   knobs?: KnobSweep[];
+  /** `--heldout N`: the suite steps and peers on shapes drawn by lib/heldout.ts. */
+  heldout?: HeldoutSection;
 }
 
 /**
@@ -84,6 +87,8 @@ export interface KernelResult extends Measured {
    * these are the nearest that fit (lib/runner.ts, fittingParams).
    */
   adapted?: string;
+  /** The device whose saved search gave the parameters, when it is not this one (lib/tuning.ts). */
+  tunedOn?: string;
   /**
    * Present when thin edges went to the edge-strip kernel: the first row of the bottom strip and
    * the first column of the right strip (M and N when that strip is absent).
@@ -92,6 +97,54 @@ export interface KernelResult extends Measured {
   /** Modeled global-memory bytes and intensity (FLOP/byte) of this launch. */
   modelBytes: number;
   intensity: number;
+}
+
+/** A product a well-known model computes, and where its dimensions come from. */
+export interface ModelShape extends Shape {
+  /** What it is, short enough for a table cell. */
+  name: string;
+  /** The model's dimensions it is built from. */
+  source: string;
+}
+
+/** The distribution as data, for the record: with the seed, enough to draw the shapes again. */
+export interface HeldoutDistribution {
+  version: string;
+  prng: string;
+  /** The random shapes' dimensions: log-uniform by octave over min..max. */
+  dims: { min: number; max: number; law: string };
+  maxBytes: number;
+  maxFlop: number;
+  modelShare: number;
+  /** The model shapes within the caps and not excluded: the pool the model share comes from. */
+  models: ModelShape[];
+  /** Shapes never drawn. */
+  excluded: Shape[];
+  /** The whole rule in words. */
+  text: string;
+}
+
+/** One held-out shape and where it came from: a model shape's name, or "log-uniform". */
+export interface HeldoutShape extends Shape {
+  from: string;
+}
+
+/**
+ * The record's `heldout` section: the draw and every row measured on it, kept apart from the
+ * record's `results` and `peers` (the suite and the tutorial sizes). Its rows have the record's
+ * own row types, so every one is validated and timed as the rest of the record is.
+ */
+export interface HeldoutSection {
+  distribution: HeldoutDistribution;
+  seed: number;
+  /** N, as asked for: `shapes` holds N shapes. */
+  count: number;
+  /** In draw order (heldoutShapes). */
+  shapes: HeldoutShape[];
+  /** Our kernels at each shape. */
+  results: KernelResult[];
+  /** cuBLAS, TF.js and any other peer at each shape. */
+  peers: PeerResult[];
 }
 
 /** A reference implementation measured in the same process (cuBLAS, TF.js, OpenBLAS). */
@@ -296,7 +349,8 @@ export function recordFromJson(text: string, source = "record"): RunRecord {
     );
   }
   const knobResults = (record.knobs ?? []).flatMap((k) => k.points.map((p) => p.result));
-  for (const r of [...record.results, ...record.peers, ...knobResults]) {
+  const heldout = [...record.heldout?.results ?? [], ...record.heldout?.peers ?? []];
+  for (const r of [...record.results, ...record.peers, ...knobResults, ...heldout]) {
     if (r.relErr === null) r.relErr = NaN;
   }
   record.notes ??= [];

@@ -24,7 +24,7 @@ import {
   type PaddingCopy,
 } from "./kernels/cost.ts";
 import { type KernelSpec, numericsOf, type Params, spacePoints } from "./kernels/spec.ts";
-import { tunedParams } from "./tuning.ts";
+import { tunedParams, tuningFor } from "./tuning.ts";
 import { timePasses, type TimingOptions } from "./timing.ts";
 
 /**
@@ -95,7 +95,11 @@ export function checkKernelFits(gpu: Gpu, spec: KernelSpec, params: Params): voi
 }
 
 /** The device limit `params` pass (invocations, workgroup size or memory), in words; or undefined. */
-function limitExceeded(gpu: Gpu, spec: KernelSpec, params: Params): string | undefined {
+export function deviceLimitExceeded(
+  gpu: Gpu,
+  spec: KernelSpec,
+  params: Params,
+): string | undefined {
   try {
     checkKernelFits(gpu, spec, params);
     return undefined;
@@ -105,7 +109,7 @@ function limitExceeded(gpu: Gpu, spec: KernelSpec, params: Params): string | und
 }
 
 const fitsLimits = (gpu: Gpu, spec: KernelSpec, params: Params) =>
-  limitExceeded(gpu, spec, params) === undefined;
+  deviceLimitExceeded(gpu, spec, params) === undefined;
 
 /**
  * Parameters of `spec` that fit this device when `params` do not (an adapter with WebGPU's
@@ -594,12 +598,15 @@ export async function runKernel(
   let adapted: string | undefined;
   const fit = opts.params ? undefined : fittingParams(gpu, spec, params);
   if (fit) {
-    adapted = `${limitExceeded(gpu, spec, params)}; ran ${
+    adapted = `${deviceLimitExceeded(gpu, spec, params)}; ran ${
       Object.entries(fit).filter(([k, v]) => params[k] !== v).map(([k, v]) => `${k}=${v}`)
         .join(" ")
     } instead`;
     params = fit;
   }
+  const borrowed = spec.deviceTuned && !spec.planFor && !opts.params
+    ? tuningFor(gpu.summary, spec.name)?.borrowedFrom
+    : undefined;
   const seed = opts.seed ?? freshSeed();
   const model = spec.model(shape, params);
   const result: KernelResult = {
@@ -613,6 +620,7 @@ export async function runKernel(
     intensity: model.flops / model.bytes,
     seed,
     ...(adapted ? { adapted } : {}),
+    ...(borrowed ? { tunedOn: borrowed } : {}),
   };
   let problem: BoundProblem | undefined;
   try {

@@ -1,8 +1,14 @@
 /**
  * Tuning files, data/tuning/<device-slug>/<step-name>.json, one per device and tuned step: the
- * one module that reads and writes them. lib/autotune.ts saves its searches here; the runner
+ * one module that reads and writes them. lib/search.ts saves its searches here; the runner
  * asks for the tuned parameters of a step (KernelSpec.deviceTuned) by the step's name, so a
  * renumbering of the steps leaves the files where they are.
+ *
+ * A device with no search of its own uses the nearest saved device's (`nearestTuning`): one of
+ * the same vendor and subgroup size, preferring one whose workgroup limits (invocations and
+ * workgroup memory) are the same as this device's, then the newest search. The runner still
+ * checks every parameter set against this device's limits, and a result run with borrowed
+ * tuning names the device it came from (KernelResult.tunedOn).
  */
 import { deviceSlug, type DeviceSummary } from "./gpu.ts";
 import { type Params, stepName } from "./kernels/spec.ts";
@@ -60,6 +66,16 @@ export interface TuningRecord {
   perShape?: ShapeWinner[];
   /** The SM count the search assumed for its wave arithmetic (WebGPU does not report it). */
   sms?: number;
+  /** A quick search: where its points came from (lib/search.ts quickPoints). */
+  seededBy?: string;
+}
+
+/** A saved search, where it is, and the device it was run on when that is not this one. */
+export interface TuningSource {
+  record: TuningRecord;
+  path: string;
+  /** The device the search ran on, when it is another device's (the nearest saved one). */
+  borrowedFrom?: string;
 }
 
 const TUNING_DIR = projectUrl("data/tuning/");
@@ -88,6 +104,45 @@ export function loadTuning(device: DeviceSummary, kernel: string): TuningRecord 
     throw new Error(`${url.pathname}: holds a search of ${record.kernel}, not of ${kernel}`);
   }
   return record;
+}
+
+/** Same vendor and subgroup size: tile parameters mean the same there. */
+function sameFamily(a: DeviceSummary, b: DeviceSummary): boolean {
+  return a.vendor === b.vendor && !a.software && !b.software &&
+    a.subgroupMinSize === b.subgroupMinSize && a.subgroupMaxSize === b.subgroupMaxSize;
+}
+
+/** The workgroup limits a tile configuration needs are the same on both. */
+function sameWorkgroupLimits(a: DeviceSummary, b: DeviceSummary): boolean {
+  const keys = ["maxComputeWorkgroupStorageSize", "maxComputeInvocationsPerWorkgroup"] as const;
+  return keys.every((k) => a.limits?.[k] === b.limits?.[k]);
+}
+
+/**
+ * The saved search of `kernel` on the nearest other device (the rule in this module's header),
+ * or undefined when no device of the same family has one (or files may not be read).
+ */
+export function nearestTuning(device: DeviceSummary, kernel: string): TuningSource | undefined {
+  const mine = deviceSlug(device);
+  const found: TuningSource[] = [];
+  for (const slug of platform.listSyncIfPresent("data/tuning/") ?? []) {
+    if (slug === mine) continue;
+    const path = `data/tuning/${slug}/${stepName(kernel)}.json`;
+    const text = platform.readTextSyncIfPresent(path);
+    if (text === undefined) continue;
+    const record = JSON.parse(text) as TuningRecord;
+    if (!record?.best?.params || !isTuningOf(record, kernel)) continue;
+    if (!record.device || !sameFamily(record.device, device)) continue;
+    found.push({ record, path, borrowedFrom: record.device.description });
+  }
+  const rank = (t: TuningSource) => sameWorkgroupLimits(t.record.device, device) ? 0 : 1;
+  return found.sort((a, b) => rank(a) - rank(b) || b.record.date.localeCompare(a.record.date))[0];
+}
+
+/** The search a device's runs use: its own, else the nearest saved device's. */
+export function tuningFor(device: DeviceSummary, kernel: string): TuningSource | undefined {
+  const own = loadTuning(device, kernel);
+  return own ? { record: own, path: tuningPath(device, kernel) } : nearestTuning(device, kernel);
 }
 
 /** Write a tuning record to data/tuning/<device-slug>/<step-name>.json. */
@@ -138,9 +193,9 @@ export function fastestTrial(record: TuningRecord): TuningTrial | undefined {
 const tilesOf = (s: Shape, p: Params) => Math.ceil(s.m / p.BM) * Math.ceil(s.n / p.BN);
 
 /**
- * The parameters tuned for `kernel` (a step name; an id is matched by its name) on this device,
- * or undefined (no tuning saved, or it was saved for another kernel) to use the kernel's
- * defaults. The winner is the best over all the
+ * The parameters tuned for `kernel` (a step name; an id is matched by its name) on this device
+ * (or on the nearest saved device, tuningFor), or undefined (no tuning saved, or it was saved
+ * for another kernel) to use the kernel's defaults. The winner is the best over all the
  * search's shapes, small and odd ones included. With `shape`, a grid at least as big as the one
  * the search ranked every point on (its first shape, under the fastest point's tile) takes that
  * fastest point instead: there the first shape's ranking holds, and big tiles pay.
@@ -150,7 +205,7 @@ export function tunedParams(
   kernel: string,
   shape?: Shape,
 ): Params | undefined {
-  const record = loadTuning(device, kernel);
+  const record = tuningFor(device, kernel)?.record;
   if (!record) return undefined;
   const fastest = fastestTrial(record);
   if (shape && fastest && tilesOf(shape, fastest.params) >= tilesOf(record.shape, fastest.params)) {

@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import * as tf from "@tensorflow/tfjs-core";
-import { formatTable, runBench, suiteNote } from "../lib/bench.ts";
+import { runBench } from "../lib/bench.ts";
+import { formatTable, suiteNote } from "../lib/bench_report.ts";
 import { parseBenchArgs } from "../lib/bench_args.ts";
 import { defaultShapes } from "../lib/sizes.ts";
 import { SHAPE_SUITE } from "../lib/suite.ts";
@@ -52,8 +53,22 @@ Deno.test("bench flags: defaults", () => {
   assert.equal(args.out, undefined);
   assert.equal(args.peers, true);
   assert.equal(args.ceilings, true);
-  assert.equal(args.tune, false);
+  assert.equal(args.tune, "saved");
   assert.equal(args.validate, 0);
+  assert.equal(args.heldout, undefined);
+});
+
+Deno.test("bench flags: --quick-tune, --heldout N --seed S; --seed alone is refused", () => {
+  assert.equal(parseBenchArgs(["--quick-tune"]).tune, "quick");
+  assert.deepEqual(parseBenchArgs(["--heldout", "40", "--seed", "7"]).heldout, {
+    count: 40,
+    seed: 7,
+  });
+  const dated = parseBenchArgs(["--heldout=3"]).heldout!;
+  assert.equal(dated.count, 3);
+  assert.ok(Number.isInteger(dated.seed) && dated.seed > 0 && dated.seed < 2 ** 32);
+  assert.throws(() => parseBenchArgs(["--seed", "7"]), /--seed needs --heldout/);
+  assert.throws(() => parseBenchArgs(["--heldout", "0"]), /positive integer/);
 });
 
 Deno.test("bench flags: kernels by name, id or number; sizes, shapes, reps, out, switches", () => {
@@ -87,7 +102,7 @@ Deno.test("bench flags: kernels by name, id or number; sizes, shapes, reps, out,
   assert.equal(args.out, "/tmp/x.json");
   assert.deepEqual(
     [args.peers, args.ceilings, args.cpu, args.tune, args.validate],
-    [false, false, false, true, 3],
+    [false, false, false, "full", 3],
   );
   assert.equal(parseBenchArgs(["--help"]).help, true);
 });
@@ -304,7 +319,7 @@ Deno.test("results section: the shape suite with each row's ratio to cuBLAS and 
   assert.equal(suiteTable(sampleRecord()), undefined, "no suite, no table");
   assert.equal(
     suiteNote(record),
-    "shape suite: shapes / cuBLAS geometric mean 0.500 over 2 shapes; lowest 0.500 at 1x4096x4096",
+    "shape suite: planned / cuBLAS geometric mean 0.500 over 2 shapes; lowest 0.500 at 1x4096x4096",
   );
   assert.equal(suiteNote(sampleRecord()), undefined);
 });

@@ -4,7 +4,8 @@
  * limits, missing features, WGSL compile errors, a lost device, bad flags, and a wrong kernel.
  */
 import assert from "node:assert/strict";
-import { EXIT, formatTable, main, runBench } from "../lib/bench.ts";
+import { main, runBench } from "../lib/bench.ts";
+import { EXIT, formatTable } from "../lib/bench_report.ts";
 import { parseBenchArgs } from "../lib/bench_args.ts";
 import {
   DeviceLostError,

@@ -6,7 +6,8 @@
  * Sizes stay small: lavapipe is slow.
  */
 import assert from "node:assert/strict";
-import { autotune, spacePoints } from "../lib/autotune.ts";
+import { autotune } from "../lib/search.ts";
+import { spacePoints } from "../lib/kernels/spec.ts";
 import { acquireGpu, type DeviceSummary, type Gpu, loadKernelSource } from "../lib/gpu.ts";
 import { flops, freshSeed, randomMatrix, rng, type Shape } from "../lib/matrix.ts";
 import { findKernel, KERNELS, type KernelSpec } from "../lib/registry.ts";

@@ -8,7 +8,7 @@ import { runBench } from "../lib/bench.ts";
 import { parseBenchArgs } from "../lib/bench_args.ts";
 import { sweepSize } from "../lib/sizes.ts";
 import { acquireGpu } from "../lib/gpu.ts";
-import { defaultPoint, knobPoints, knobShape, sweepKnob } from "../lib/knob_sweep.ts";
+import { defaultPoint, knobPoints, knobShape, sweepKnob } from "../lib/search.ts";
 import {
   type KnobSweep,
   loadRecord,

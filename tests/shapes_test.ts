@@ -25,7 +25,7 @@ import {
 } from "../kernels/13_shapes/plans.ts";
 import { generateWgsl } from "../kernels/12_generated/generate.ts";
 import { generatedParams } from "../kernels/12_generated/step.ts";
-import { searchShapes } from "../kernels/13_shapes/search.ts";
+import { searchPlans } from "../lib/search.ts";
 import { saveTuning } from "../lib/tuning.ts";
 
 const spec = findKernel("shapes")!;
@@ -172,7 +172,7 @@ Deno.test("shapes: the model counts the workgroups the runner launches (edge str
 Deno.test("shapes: the per-shape search keeps each shape's fastest plan, and the picker uses it", async () => {
   const gpu = await acquireGpu();
   const shapes = [{ m: 1, k: 64, n: 64 }, { m: 40, k: 600, n: 36 }];
-  const record = await searchShapes(gpu, shapes, {
+  const record = await searchPlans(gpu, findKernel("shapes")!, shapes, {
     perShape: 2,
     everyPlanBelow: 0,
     confirm: 1,

@@ -18,7 +18,14 @@ import {
   gemvInvalid,
   gemvWgsl,
 } from "./gemv.ts";
-import { pickPlan, PLAN_GEMV, PLAN_TILES, planLabel, planLaunch } from "./plans.ts";
+import {
+  candidates,
+  pickPlan,
+  PLAN_GEMV,
+  PLAN_TILES,
+  planLabel,
+  planLaunch,
+} from "./plans.ts";
 import { wavesFigure } from "./figure.ts";
 import { warpTileLoop } from "../../lib/kernels/loops.ts";
 
@@ -56,7 +63,7 @@ export const step: KernelSpec = {
     `// Step 13, plan ${planLabel(p)}: PLAN=${p.PLAN} SLICES=${p.SLICES}\n` +
     (isGemv(p) ? gemvWgsl(p.BM) : generateWgsl(tileParams(p))),
   params: { ...DEFAULTS },
-  // The plan is picked per shape (planFor); kernels/13_shapes/search.ts searches plans per shape.
+  // The plan is picked per shape (planFor); lib/search.ts searchPlans searches plans per shape.
   space: undefined,
   invalid: (p) =>
     need(
@@ -80,6 +87,7 @@ export const step: KernelSpec = {
   ...planLaunch,
   deviceTuned: false,
   planFor: (shape, device) => pickPlan(shape, device).params,
+  planCandidates: (shape, device) => candidates(shape, device),
   // The tile plans run 12's loop; the other plans' loops are not described.
   loop: (p) => p.PLAN === PLAN_TILES ? warpTileLoop(p, p.TN, 1) : undefined,
   figure: wavesFigure,

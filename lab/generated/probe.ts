@@ -5,7 +5,7 @@
  * Every row is validated against float64 before it is timed.
  *   deno run -A lab/generated/probe.ts [--no-search] [--sizes=4096,8192]   (OUT=<dir>; GEMM_COMMIT)
  */
-import { autotune } from "../../lib/autotune.ts";
+import { autotune } from "../../lib/search.ts";
 import { acquireGpu, deviceSlug } from "../../lib/gpu.ts";
 import type { Shape } from "../../lib/matrix.ts";
 import { openCublas } from "../../lib/peers/cublas.ts";

@@ -169,6 +169,11 @@ export interface KernelSpec extends StepLayout {
    * per-shape tuning); the runner layers them over `params` when it knows the shape.
    */
   planFor?(shape: Shape, device: DeviceSummary): Params;
+  /**
+   * The plans the planner ranks at a shape, best first, each with its kind ("split-K"): what
+   * lib/search.ts searchPlans measures per shape.
+   */
+  planCandidates?(shape: Shape, device: DeviceSummary): { params: Params; kind: string }[];
   /** The parameter this step's notebook lets the reader turn (lib/notebook/knobs.ts). */
   knob?: Knob;
   /**

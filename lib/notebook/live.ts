@@ -8,7 +8,7 @@ import type { Ceilings } from "../record.ts";
 import type { Params } from "../registry.ts";
 import type { KernelResult } from "../record.ts";
 import { runKernel } from "../runner.ts";
-import { sweepParams } from "../knob_sweep.ts";
+import { sweepParams } from "../search.ts";
 import { fmt, paramsLabel, shortError, showBullets, showNote, tableBundle } from "./format.ts";
 import { liveDisplay } from "./jupyter.ts";
 import { computeRoofOf, kernel, predict } from "./kernels.ts";

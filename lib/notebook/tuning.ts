@@ -2,7 +2,7 @@
  * Autotuning in notebooks: a live search on the reader's adapter, shown with progress in place,
  * and a saved search shown as a table (lib/tuning.ts reads data/tuning/).
  */
-import { autotune } from "../autotune.ts";
+import { autotune } from "../search.ts";
 import { type Shape, shapeLabel } from "../matrix.ts";
 import { fastestTrial, type TuningRecord } from "../tuning.ts";
 import { type Cell, fmt, paramsLabel, showNote, tableBundle } from "./format.ts";

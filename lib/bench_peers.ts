@@ -1,0 +1,102 @@
+/**
+ * The bench's peers: cuBLAS and the JavaScript libraries on the GPU, measured in the same
+ * process as our kernels, and the CPU suite with its peers.
+ */
+import type { BenchArgs } from "./bench_args.ts";
+import { runCpuSuite } from "./cpu_bench.ts";
+import { DeviceLostError } from "./errors.ts";
+import type { Gpu } from "./gpu.ts";
+import { type Shape, shapeLabel } from "./matrix.ts";
+import { openCublas } from "./peers/cublas.ts";
+import { openTfjs } from "./peers/tfjs.ts";
+import type { PeerResult, RunRecord } from "./record.ts";
+
+/** The device went away (whatever the error said on the way). */
+export function isDeviceLost(e: unknown, gpu: Gpu): boolean {
+  return e instanceof DeviceLostError || gpu.lostReason !== undefined;
+}
+
+/**
+ * The CPU ladder and, unless --no-peers, OpenBLAS with one and all threads and jax-js's CPU
+ * backend: small sizes next to a software adapter, up to 2048 next to a real GPU (--cpu-sizes).
+ */
+export async function cpuSuite(
+  gpu: Gpu,
+  args: BenchArgs,
+  record: RunRecord,
+  log: (line: string) => void,
+) {
+  const sizes = args.cpuSizes ?? (gpu.summary.software ? [128, 256] : [256, 512, 1024, 2048]);
+  log(`cpu: the CPU ladder${args.peers ? ", OpenBLAS, jax-js" : ""} at ${sizes.join(", ")}`);
+  const suite = await runCpuSuite({
+    sizes,
+    openblas: args.peers,
+    jax: args.peers,
+    onRow: (row) => {
+      const name = "peer" in row
+        ? `peer:${row.peer}`
+        : "impl" in row
+        ? `cpu ${row.impl}`
+        : `cpu blocked ${row.block}`;
+      const speed = row.validated && row.gflops !== undefined
+        ? `${row.gflops.toFixed(2)} GFLOP/s`
+        : `FAILED: ${row.error ?? "not validated"}`;
+      log(`  ${name} ${row.n}: ${speed}`);
+    },
+  });
+  record.cpu = suite.cpu;
+  record.peers.push(...suite.peers);
+  record.notes.push(...suite.cpu.notes.map((n) => `cpu: ${n}`));
+}
+
+/** cuBLAS (FFI) and TF.js (same GPUDevice) on every shape; a missing peer becomes a note. */
+export async function runPeers(
+  gpu: Gpu,
+  shapes: Shape[],
+  args: BenchArgs,
+  into: PeerResult[],
+  notes: string[],
+  log: (line: string) => void,
+  recorded: (r: PeerResult) => Promise<void>,
+) {
+  const cublas = openCublas();
+  if (typeof cublas === "string") {
+    notes.push(cublas);
+    log(`peers: ${cublas}`);
+  } else {
+    notes.push(`cuBLAS: ${cublas.details.mathMode}; cuBLAS ${cublas.details.cublasVersion}`);
+    try {
+      for (const shape of shapes) {
+        log(`peer cublas ${shapeLabel(shape)}`);
+        const r = await cublas.run(shape, { reps: args.reps });
+        into.push(r);
+        await recorded(r);
+      }
+    } finally {
+      try {
+        cublas.close();
+      } catch (e) {
+        notes.push(`cuBLAS: ${(e as Error).message}`);
+      }
+    }
+  }
+
+  let tfjs;
+  try {
+    tfjs = await openTfjs(gpu);
+  } catch (e) {
+    if (isDeviceLost(e, gpu)) throw e;
+    notes.push(`TF.js peer skipped: ${(e as Error).message}`);
+    return;
+  }
+  try {
+    for (const shape of shapes) {
+      log(`peer tfjs-webgpu ${shapeLabel(shape)}`);
+      const r = await tfjs.run(shape, { reps: args.reps });
+      into.push(r);
+      await recorded(r);
+    }
+  } finally {
+    tfjs.close();
+  }
+}
