@@ -3,9 +3,10 @@
 // for 8 multiply-adds, so workgroup-memory reads per multiply-add drop from 2 to 9/8.
 //
 // The 8 accumulators are two vec4 variables, indexed with constants only. A function-local
-// array indexed in a loop would be the obvious way to write it, but it ran many times slower on
-// the H200 (see 06's demo variant), most likely because wgpu clamps every dynamic index and the
-// driver then keeps the array in local memory instead of registers.
+// array indexed in a loop would be the obvious way to write it, but it is many times slower on
+// the H200 (06's local-array variant measures it). A hypothesis, not confirmed from the driver's
+// output: wgpu clamps every dynamic index, so the driver cannot resolve the indices at compile
+// time and keeps the array in local memory instead of registers.
 //
 // Tile: BM x BN outputs per workgroup, BK deep; BM * BN / 8 invocations.
 // Edges: loads past M, N or K read zero; stores past M or N are skipped.
