@@ -17,6 +17,9 @@ import { shapeLabel } from "./matrix.ts";
 import type { HeldoutSection, KernelResult, PeerResult, RunRecord } from "./record.ts";
 import { runKernel } from "./runner.ts";
 
+/** Caps that keep a software adapter's draw to seconds a shape. */
+const SOFTWARE_CAPS = { maxBytes: 2 ** 22, maxFlop: 2 ** 26 };
+
 export async function heldoutRun(
   gpu: Gpu,
   args: BenchArgs,
@@ -25,11 +28,13 @@ export async function heldoutRun(
   recorded: (r: KernelResult | PeerResult) => Promise<void>,
 ): Promise<void> {
   const { count, seed } = args.heldout!;
+  // A software adapter runs thousands of times slower: the same law under small caps.
+  const caps = gpu.summary.software ? SOFTWARE_CAPS : {};
   const section: HeldoutSection = {
-    distribution: heldoutDistribution(),
+    distribution: heldoutDistribution(caps),
     seed,
     count,
-    shapes: heldoutShapes(count, seed),
+    shapes: heldoutShapes(count, seed, caps),
     results: [],
     peers: [],
   };

@@ -4,7 +4,8 @@
  */
 import { shapeLabel } from "./matrix.ts";
 import type { KernelResult, PeerResult, RunRecord } from "./record.ts";
-import { geomean, ratio, suiteRows } from "./suite.ts";
+import { geomean, percentOf, ratio, referencePeer } from "./compare.ts";
+import { type SuiteRow, suiteRows } from "./suite.ts";
 
 /** Exit statuses of `deno task bench`. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, deviceLost: 3 } as const;
@@ -13,16 +14,18 @@ export const EXIT = { ok: 0, failed: 1, usage: 2, deviceLost: 3 } as const;
 const SKIP_KINDS = new Set(["feature", "limit"]);
 
 /**
- * The shape suite in one line: the geometric mean of the planning step's GFLOP/s over cuBLAS's
- * and its lowest row, when the run measured both on shapes of the suite.
+ * The shape suite in one line: the geometric mean of the planning step's GFLOP/s over the
+ * reference's (lib/compare.ts) and its lowest row, when the run measured both on suite shapes.
  */
 export function suiteNote(record: RunRecord): string | undefined {
-  const rows = suiteRows(record).filter((r) => ratio(r.step, r.cublas) !== undefined);
+  const of = (r: SuiteRow) => ratio(r.step, r.reference?.gflops);
+  const rows = suiteRows(record).filter((r) => of(r) !== undefined);
   if (!rows.length) return undefined;
-  const low = rows.reduce((a, r) => (ratio(r.step, r.cublas)! < ratio(a.step, a.cublas)! ? r : a));
-  return `shape suite: planned / cuBLAS geometric mean ${
-    geomean(rows.map((r) => ratio(r.step, r.cublas)))!.toFixed(3)
-  } over ${rows.length} shapes; lowest ${ratio(low.step, low.cublas)!.toFixed(3)} at ${low.label}`;
+  const low = rows.reduce((a, r) => (of(r)! < of(a)! ? r : a));
+  const refs = [...new Set(rows.map((r) => r.reference!.peer))].join(" or ");
+  return `shape suite: planned / ${refs} geometric mean ${
+    geomean(rows.map(of))!.toFixed(3)
+  } over ${rows.length} shapes; lowest ${of(low)!.toFixed(3)} at ${low.label}`;
 }
 
 /** 1 if the run stopped early or any result failed (skips excepted), else 0. */
@@ -56,8 +59,8 @@ function statusOf(r: KernelResult | PeerResult): string {
 const fmtErr = (x: number) => Number.isFinite(x) ? x.toExponential(1) : "NaN";
 
 /**
- * The results as a text table: kernel, shape, median ms, GFLOP/s, % of cuBLAS (or of the
- * fastest validated peer at that shape when cuBLAS did not run), relative error. Failed and
+ * The results as a text table: kernel, shape, median ms, GFLOP/s, % of the reference at that
+ * shape (lib/compare.ts), relative error. Failed and
  * skipped rows show why instead of a speed.
  */
 export function formatTable(record: RunRecord): string {
@@ -70,17 +73,17 @@ export function formatTable(record: RunRecord): string {
       rows.push(row);
       continue;
     }
-    const ref = referenceFor(record, r);
+    const ref = referencePeer(record.peers, r);
     row.push(
       r.medianMs.toFixed(3),
       r.gflops.toFixed(1),
-      ref ? `${(100 * r.gflops / ref.gflops!).toFixed(1)}% ${ref.peer}` : "-",
+      ref ? `${percentOf(r.gflops, ref)!.toFixed(1)}% ${ref.peer}` : "-",
       fmtErr(r.relErr),
     );
     rows.push(row);
   }
   if (!record.peers.some((p) => p.peer === "cublas" && p.validated)) {
-    notes.push("ref: cuBLAS did not run; % is of the fastest validated peer at the same shape");
+    notes.push("ref: cuBLAS did not run; % is of the fastest validated GPU peer at the same shape");
   }
   if (record.complete === false) notes.push("INCOMPLETE: the run stopped early (see notes)");
   const widths = rows[0].map((_, c) =>
@@ -97,11 +100,3 @@ export function formatTable(record: RunRecord): string {
   ].join("\n");
 }
 
-/** cuBLAS at the same shape, else the fastest validated peer there. */
-function referenceFor(record: RunRecord, r: KernelResult | PeerResult): PeerResult | undefined {
-  const same = record.peers.filter((p) =>
-    p.validated && p.gflops !== undefined && p.m === r.m && p.k === r.k && p.n === r.n
-  );
-  return same.find((p) => p.peer === "cublas") ??
-    same.sort((a, b) => b.gflops! - a.gflops!)[0];
-}

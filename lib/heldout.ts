@@ -39,7 +39,8 @@ import type {
 } from "./record.ts";
 
 export type { HeldoutDistribution, HeldoutSection, HeldoutShape, ModelShape };
-import { geomean, SHAPE_SUITE, type SuiteRow, suiteRows } from "./suite.ts";
+import { geomean } from "./compare.ts";
+import { SHAPE_SUITE, type SuiteRow, suiteRows } from "./suite.ts";
 
 const BERT_BASE = "BERT-base (Devlin et al. 2019): hidden 768, MLP 3072, 12 heads of 64";
 const BERT_LARGE = "BERT-large (Devlin et al. 2019): hidden 1024, MLP 4096";

@@ -7,6 +7,7 @@
 import { sameShape, type Shape, shapeLabel, square } from "./matrix.ts";
 import type { KernelResult, PeerResult, RunRecord } from "./record.ts";
 import { findKernel } from "./registry.ts";
+import { referencePeer } from "./compare.ts";
 
 /**
  * The shapes real programs multiply (M x K x N): squares, an odd square and an odd rectangle, a
@@ -35,6 +36,8 @@ export interface SuiteRow {
   best?: { kernel: string; gflops: number };
   cublas?: number;
   tfjs?: number;
+  /** The reference at this shape (lib/compare.ts: cuBLAS, else the fastest GPU peer). */
+  reference?: { peer: string; gflops: number };
 }
 
 const speed = (r: KernelResult | PeerResult | undefined) =>
@@ -48,6 +51,7 @@ export function suiteRows(record: RunRecord, suite: readonly Shape[] = SHAPE_SUI
     const peers = record.peers.filter((p) => sameShape(p, shape));
     if (!results.length && !peers.length) continue;
     const step = results.find((r) => findKernel(r.kernel)?.planFor);
+    const ref = referencePeer(peers, shape);
     const best = results.filter((r) => speed(r))
       .sort((a, b) => b.gflops! - a.gflops!)[0];
     rows.push({
@@ -58,17 +62,8 @@ export function suiteRows(record: RunRecord, suite: readonly Shape[] = SHAPE_SUI
       best: best ? { kernel: best.kernel, gflops: best.gflops! } : undefined,
       cublas: speed(peers.find((p) => p.peer === "cublas")),
       tfjs: speed(peers.find((p) => p.peer === "tfjs-webgpu")),
+      reference: ref && { peer: ref.peer, gflops: ref.gflops! },
     });
   }
   return rows;
-}
-
-/** `x / of`, or undefined when either is missing. */
-export const ratio = (x?: number, of?: number): number | undefined =>
-  x !== undefined && of ? x / of : undefined;
-
-/** The geometric mean of the defined values (undefined when there are none). */
-export function geomean(values: (number | undefined)[]): number | undefined {
-  const xs = values.filter((v): v is number => v !== undefined && v > 0);
-  return xs.length ? Math.exp(xs.reduce((s, x) => s + Math.log(x), 0) / xs.length) : undefined;
 }

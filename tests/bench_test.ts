@@ -319,7 +319,7 @@ Deno.test("results section: the shape suite with each row's ratio to cuBLAS and 
   assert.equal(suiteTable(sampleRecord()), undefined, "no suite, no table");
   assert.equal(
     suiteNote(record),
-    "shape suite: planned / cuBLAS geometric mean 0.500 over 2 shapes; lowest 0.500 at 1x4096x4096",
+    "shape suite: planned / cublas geometric mean 0.500 over 2 shapes; lowest 0.500 at 1x4096x4096",
   );
   assert.equal(suiteNote(sampleRecord()), undefined);
 });

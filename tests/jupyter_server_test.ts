@@ -94,7 +94,7 @@ function startServer(port: number, token: string, dir: string) {
     stderr: "piped",
   }).spawn();
   const log: string[] = [];
-  const collect = async (stream: ReadableStream<Uint8Array>) => {
+  const collect = async (stream: ReadableStream<Uint8Array<ArrayBuffer>>) => {
     for await (const text of stream.pipeThrough(new TextDecoderStream())) log.push(text);
   };
   const drained = Promise.all([collect(child.stdout), collect(child.stderr)]);

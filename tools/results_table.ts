@@ -23,7 +23,8 @@ import {
 } from "../lib/record.ts";
 import { flops, sameShape, type Shape, shapeLabel, uniqueShapes } from "../lib/matrix.ts";
 import { ODD_SHAPE_PAIRS } from "../lib/sizes.ts";
-import { geomean, ratio, suiteRows } from "../lib/suite.ts";
+import { geomean, percentOf, ratio, referencePeer } from "../lib/compare.ts";
+import { suiteRows } from "../lib/suite.ts";
 import {
   BARS,
   heldoutOf,
@@ -95,17 +96,18 @@ function runTables(record: RunRecord, source: string): string {
   if (lines.length > 2) lines.push("");
   if (size !== undefined) {
     const at = rows.filter((r) => r.m === size && r.n === size && r.k === size);
-    const cublas = at.find((r) => "peer" in r && r.peer === "cublas" && r.validated);
+    const ref = referencePeer(record.peers, { m: size, k: size, n: size });
     lines.push(
       `GFLOP/s at ${size} x ${size} x ${size} (median of the timed repetitions; every row ` +
         "validated against a float64 reference first):",
       "",
-      "| Kernel | GFLOP/s | % of cuBLAS | rel. error |",
+      `| Kernel | GFLOP/s | % of ${ref?.peer === "cublas" ? "cuBLAS" : ref?.title ?? "cuBLAS"} | rel. error |`,
       "| --- | ---: | ---: | ---: |",
       ...at.map((r) => {
         const speed = r.validated && r.gflops !== undefined;
+        const pct = speed ? percentOf(r.gflops, ref) : undefined;
         return `| ${label(r)} | ${speed ? gflops(r.gflops!) : failure(r)} | ${
-          speed && cublas?.gflops ? `${(100 * r.gflops! / cublas.gflops).toFixed(1)}%` : "-"
+          pct !== undefined ? `${pct.toFixed(1)}%` : "-"
         } | ${Number.isFinite(r.relErr) ? r.relErr.toExponential(1) : "-"} |`;
       }),
       "",
@@ -162,21 +164,25 @@ function runTables(record: RunRecord, source: string): string {
 }
 
 /**
- * The shape suite (lib/suite.ts): per shape the shapes step with its plan, the best of our
- * kernels, cuBLAS and TF.js, each of ours as a ratio to cuBLAS, and the geometric means.
+ * The shape suite (lib/suite.ts): per shape the planning step with its plan, the best of our
+ * kernels, cuBLAS and TF.js, each of ours as a ratio to the reference (lib/compare.ts), and the
+ * geometric means.
  */
 export function suiteTable(record: RunRecord): string | undefined {
   const rows = suiteRows(record);
   if (!rows.some((r) => r.step !== undefined)) return undefined;
   const num = (x?: number) => x === undefined ? "-" : gflops(x);
   const times = (x?: number) => x === undefined ? "-" : x.toFixed(2);
-  const stepRatios = rows.map((r) => ratio(r.step, r.cublas));
-  const bestRatios = rows.map((r) => ratio(r.best?.gflops, r.cublas));
+  const stepRatios = rows.map((r) => ratio(r.step, r.reference?.gflops));
+  const bestRatios = rows.map((r) => ratio(r.best?.gflops, r.reference?.gflops));
+  const ref = rows.every((r) => r.reference?.peer === "cublas") ? "cuBLAS" : "ref";
   return [
-    "The shape suite: GFLOP/s of the shapes step (the plan it picked), of the fastest of our " +
-    "kernels, of cuBLAS and of TF.js, and ours as a ratio to cuBLAS:",
+    "The shape suite: GFLOP/s of the planning step (the plan it picked), of the fastest of our " +
+    `kernels, of cuBLAS and of TF.js, and ours as a ratio to ${
+      ref === "cuBLAS" ? "cuBLAS" : "the reference (cuBLAS, else the fastest GPU peer)"
+    }:`,
     "",
-    "| M x K x N | shapes step | plan | best of ours | cuBLAS | TF.js | step / cuBLAS | best / cuBLAS |",
+    `| M x K x N | planned | plan | best of ours | cuBLAS | TF.js | planned / ${ref} | best / ${ref} |`,
     "| --- | ---: | --- | --- | ---: | ---: | ---: | ---: |",
     ...rows.map((r, i) =>
       `| ${r.label} | ${num(r.step)} | ${r.plan ? planLabel(r.plan) : "-"} | ${

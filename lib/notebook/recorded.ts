@@ -20,6 +20,8 @@ import {
   RUNS_DIR,
 } from "../record.ts";
 import { type Cell, showNote, showTable } from "./format.ts";
+import { percentOf, referencePeer } from "../compare.ts";
+import { square } from "../matrix.ts";
 import { KERNELS, stepName } from "../registry.ts";
 import { kernel } from "./kernels.ts";
 import { type Session, showCeilings } from "./session.ts";
@@ -168,14 +170,14 @@ export async function showRecorded(keys: string[], live: KernelResult[] = []): P
   const recN = commonSize(recRows, ids);
   const recAt = recN ? gflopsAt(recRows, recN) : new Map<string, number>();
   const peersAt = recN ? gflopsAt(record.peers, recN) : new Map<string, number>();
-  const cublas = peersAt.get("cublas");
+  const reference = recN ? referencePeer(record.peers, square(recN)) : undefined;
   const ratio = (m: Map<string, number>, id: string) =>
     m.has(id) && m.has(ids[0]) ? m.get(id)! / m.get(ids[0])! : undefined;
   const rows: Cell[][] = ids.map((id) => [
     id,
     recAt.get(id),
     ratio(recAt, id),
-    cublas && recAt.has(id) ? (100 * recAt.get(id)!) / cublas : undefined,
+    percentOf(recAt.get(id), reference),
     liveAt.get(id),
     ratio(liveAt, id),
   ]);
@@ -185,7 +187,7 @@ export async function showRecorded(keys: string[], live: KernelResult[] = []): P
         peerLabel(peer),
         gflops,
         undefined,
-        cublas ? (100 * gflops) / cublas : undefined,
+        percentOf(gflops, reference),
         undefined,
         undefined,
       ]);
@@ -201,7 +203,7 @@ export async function showRecorded(keys: string[], live: KernelResult[] = []): P
       "kernel / peer",
       `recorded GFLOP/s${recN ? ` at ${recN}` : ""}`,
       `x ${ids[0]}`,
-      "% of cuBLAS",
+      `% of ${reference?.title ?? "cuBLAS"}`,
       `your GFLOP/s${liveN ? ` at ${liveN}` : ""}`,
       `x ${ids[0]} (yours)`,
     ],

@@ -9,7 +9,8 @@ import { SHAPE_SUITE } from "../../suite.ts";
 import { type Shape, shapeLabel } from "../../matrix.ts";
 import type { KernelResult, PeerResult, RunRecord } from "../../record.ts";
 import { runKernel } from "../../runner.ts";
-import { geomean, ratio, suiteRows } from "../../suite.ts";
+import { geomean, ratio } from "../../compare.ts";
+import { suiteRows } from "../../suite.ts";
 import { recordedTuning } from "../../tuning.ts";
 import { openTfjs } from "../../peers/tfjs.ts";
 import {
@@ -198,10 +199,10 @@ export async function showRecordedSuite(): Promise<boolean> {
     );
     return false;
   }
-  const stepRatios = rows.map((r) => ratio(r.step, r.cublas));
-  const bestRatios = rows.map((r) => ratio(r.best?.gflops, r.cublas));
+  const stepRatios = rows.map((r) => ratio(r.step, r.reference?.gflops));
+  const bestRatios = rows.map((r) => ratio(r.best?.gflops, r.reference?.gflops));
   await showTable(
-    ["M x K x N", "plan", "planned", "best of ours", "cuBLAS", "TF.js", "/ cuBLAS", "best / cuBLAS"],
+    ["M x K x N", "plan", "planned", "best of ours", "cuBLAS", "TF.js", "/ ref", "best / ref"],
     [
       ...rows.map((r, i): Cell[] => [
         r.label,
