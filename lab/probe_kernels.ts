@@ -392,8 +392,8 @@ async function stepTimes(id: string, shape: Shape) {
     randomMatrix(shape.m, shape.k),
     randomMatrix(shape.k, shape.n),
   );
-  console.log(`steps of ${id} at ${shapeLabel(shape)}: ${problem.stepLabels.join(", ")}`);
-  for (const label of problem.stepLabels) {
+  console.log(`steps of ${id} at ${shapeLabel(shape)}: ${problem.dispatchLabels.join(", ")}`);
+  for (const label of problem.dispatchLabels) {
     await passMs(`${id} ${shapeLabel(shape)} ${label} alone`, (p) => problem.encode(p, [label]));
   }
   await passMs(`${id} ${shapeLabel(shape)} all steps`, (p) => problem.encode(p));

@@ -250,12 +250,21 @@ export function checkBufferFits(
 }
 
 /** One dispatch of a product: a padding copy, the kernel's tiles, the slice sum, the edge strips. */
-interface Step {
-  /** "pad A", "pad B", "tiles", "sum slices", "edge strips" or "unpad C". */
+interface Dispatch {
+  /** "pad A", "pad B", "tiles", "sum slices", "edge strips", "unpad C" (or "poison C"). */
   label: string;
   pipeline: GPUComputePipeline;
   bind: GPUBindGroup;
   grid: number[];
+}
+
+/** Record dispatches into a pass, in order. */
+function encodeAll(pass: GPUComputePassEncoder, dispatches: Dispatch[]) {
+  for (const d of dispatches) {
+    pass.setPipeline(d.pipeline);
+    pass.setBindGroup(0, d.bind);
+    pass.dispatchWorkgroups(d.grid[0], d.grid[1], d.grid[2]);
+  }
 }
 
 /**
@@ -265,9 +274,9 @@ interface Step {
  */
 export class BoundProblem {
   readonly c: GPUBuffer;
-  private steps: Step[] = [];
+  private dispatches: Dispatch[] = [];
   private owned: GPUBuffer[] = [];
-  private poisonSteps?: { pipeline: GPUComputePipeline; bind: GPUBindGroup; grid: number[] }[];
+  private poisonDispatches?: Dispatch[];
   /** The split-K plan's partial products (poisoned with C, so a slice left unwritten fails). */
   private workspace?: { buffer: GPUBuffer; elements: number };
 
@@ -318,6 +327,30 @@ export class BoundProblem {
     return buf;
   }
 
+  /** A uniform buffer of u32 arguments, freed with the problem. */
+  private args(values: number[]): GPUBuffer {
+    const buf = uniform(this.gpu, values);
+    this.owned.push(buf);
+    return buf;
+  }
+
+  /** A dispatch of `pipeline` with these buffers at these bindings. */
+  private dispatch(
+    label: string,
+    pipeline: GPUComputePipeline,
+    buffers: Record<number, GPUBuffer>,
+    grid: number[],
+  ): Dispatch {
+    const bind = this.gpu.device.createBindGroup({
+      layout: pipeline.getBindGroupLayout(0),
+      entries: Object.entries(buffers).map(([binding, buffer]) => ({
+        binding: Number(binding),
+        resource: { buffer },
+      })),
+    });
+    return { label, pipeline, bind, grid };
+  }
+
   private upload(data: ArrayLike<number>, label: string): GPUBuffer {
     const typed = this.bytesPer === 2 ? f16Words(data) : Float32Array.from(data);
     const buf = uploadBuffer(this.gpu, typed, label, ZERO_TAIL);
@@ -354,64 +387,45 @@ export class BoundProblem {
       tilesOut = this.buffer(elements, "split-K workspace");
       this.workspace = { buffer: tilesOut, elements };
     }
-    if (padA) await this.copyStep(padA, aBuf, aUse);
-    if (padB) await this.copyStep(padB, bBuf, bUse);
+    if (padA) await this.copyDispatch(padA, aBuf, aUse);
+    if (padB) await this.copyDispatch(padB, bBuf, bUse);
     // The fourth word (C's row stride, the real N) is read only by unpaddedC kernels.
-    const dims = uniform(gpu, [padded.m, padded.k, padded.n, this.shape.n]);
-    this.owned.push(dims);
-    const pipe = kernel.pipeline;
+    const dims = this.args([padded.m, padded.k, padded.n, this.shape.n]);
     if (tilesRun) {
-      this.steps.push({
-        label: "tiles",
-        pipeline: pipe,
-        bind: gpu.device.createBindGroup({
-          layout: pipe.getBindGroupLayout(0),
-          entries: [
-            { binding: 0, resource: { buffer: aUse } },
-            { binding: 1, resource: { buffer: bUse } },
-            { binding: 2, resource: { buffer: tilesOut } },
-            { binding: 3, resource: { buffer: dims } },
-          ],
-        }),
-        grid: plan.grid,
-      });
+      this.dispatches.push(
+        this.dispatch(
+          "tiles",
+          kernel.pipeline,
+          { 0: aUse, 1: bUse, 2: tilesOut, 3: dims },
+          plan.grid,
+        ),
+      );
     }
     if (this.workspace) {
       const rows = Math.min(plan.tiles.m, cRows), cols = Math.min(plan.tiles.n, cCols);
-      await this.sumStep(tilesOut, cUse, rows, cols, cCols, plan.slices, cRows * cCols);
+      await this.sumDispatch(tilesOut, cUse, rows, cols, cCols, plan.slices, cRows * cCols);
     }
-    if (plan.edgeStrips) await this.stripStep(plan.edgeStrips, aUse, bUse);
-    if (unpadC) await this.copyStep(unpadC, cUse, this.c);
+    if (plan.edgeStrips) await this.stripDispatch(plan.edgeStrips, aUse, bUse);
+    if (unpadC) await this.copyDispatch(unpadC, cUse, this.c);
     gpu.check();
   }
 
   /** One padding copy of the plan, src into dst. */
-  private async copyStep(copy: PaddingCopy, src: GPUBuffer, dst: GPUBuffer) {
-    const { gpu } = this;
-    const args = uniform(gpu, [copy.rows, copy.cols, copy.toRows, copy.toCols]);
-    this.owned.push(args);
+  private async copyDispatch(copy: PaddingCopy, src: GPUBuffer, dst: GPUBuffer) {
+    const args = this.args([copy.rows, copy.cols, copy.toRows, copy.toCols]);
     // Destination rows of whole vec4s (every padded A and B) take the 16-byte-store copy.
     const vec4Rows = copy.toCols % 4 === 0;
-    const pipeline = await helperPipeline(gpu, "util.wgsl", vec4Rows ? "pad" : "copy2d");
-    this.steps.push({
-      label: copy.label,
-      pipeline,
-      bind: gpu.device.createBindGroup({
-        layout: pipeline.getBindGroupLayout(0),
-        entries: [
-          { binding: 0, resource: { buffer: src } },
-          { binding: vec4Rows ? 5 : 1, resource: { buffer: dst } },
-          { binding: 2, resource: { buffer: args } },
-        ],
-      }),
-      grid: vec4Rows
-        ? [Math.ceil(copy.toCols / 256), Math.ceil(copy.toRows / 4), 1]
-        : [Math.ceil(copy.toCols / 16), Math.ceil(copy.toRows / 16), 1],
-    });
+    const pipeline = await helperPipeline(this.gpu, "util.wgsl", vec4Rows ? "pad" : "copy2d");
+    const grid = vec4Rows
+      ? [Math.ceil(copy.toCols / 256), Math.ceil(copy.toRows / 4), 1]
+      : [Math.ceil(copy.toCols / 16), Math.ceil(copy.toRows / 16), 1];
+    this.dispatches.push(
+      this.dispatch(copy.label, pipeline, { 0: src, [vec4Rows ? 5 : 1]: dst, 2: args }, grid),
+    );
   }
 
   /** The split-K sum: slices of `parts` added in order into rows x cols of `out`. */
-  private async sumStep(
+  private async sumDispatch(
     parts: GPUBuffer,
     out: GPUBuffer,
     rows: number,
@@ -420,34 +434,22 @@ export class BoundProblem {
     slices: number,
     sliceStride: number,
   ) {
-    const { gpu } = this;
     const [grid, rowStride] = grid1d(rows * cols);
-    const args = uniform(gpu, [rows, cols, ldc, slices, sliceStride, rowStride]);
-    this.owned.push(args);
-    const pipeline = await helperPipeline(gpu, "util.wgsl", "sumSlices");
-    this.steps.push({
-      label: "sum slices",
-      pipeline,
-      bind: gpu.device.createBindGroup({
-        layout: pipeline.getBindGroupLayout(0),
-        entries: [
-          { binding: 6, resource: { buffer: parts } },
-          { binding: 7, resource: { buffer: out } },
-          { binding: 8, resource: { buffer: args } },
-        ],
-      }),
-      grid,
-    });
+    const args = this.args([rows, cols, ldc, slices, sliceStride, rowStride]);
+    const pipeline = await helperPipeline(this.gpu, "util.wgsl", "sumSlices");
+    this.dispatches.push(
+      this.dispatch("sum slices", pipeline, { 6: parts, 7: out, 8: args }, grid),
+    );
   }
 
   /** The edge-strip kernel for the rows and columns past the whole tiles (one dispatch). */
-  private async stripStep(strips: EdgePlan, a: GPUBuffer, b: GPUBuffer) {
-    const { gpu, plan } = this;
+  private async stripDispatch(strips: EdgePlan, a: GPUBuffer, b: GPUBuffer) {
+    const { plan } = this;
     const { m, k, n } = this.shape;
     const { bottom, right } = plan.stripGroups;
     if (bottom + right === 0) return;
     // A and B are read with their stored row strides (padded for the vec4 kernels).
-    const args = uniform(gpu, [
+    const args = this.args([
       m,
       k,
       n,
@@ -458,27 +460,19 @@ export class BoundProblem {
       strips.colsFrom,
       bottom,
     ]);
-    this.owned.push(args);
-    const pipeline = await helperPipeline(gpu, EDGE_STRIPS_FILE, "main");
-    this.steps.push({
-      label: "edge strips",
-      pipeline,
-      bind: gpu.device.createBindGroup({
-        layout: pipeline.getBindGroupLayout(0),
-        entries: [
-          { binding: 0, resource: { buffer: a } },
-          { binding: 1, resource: { buffer: b } },
-          { binding: 2, resource: { buffer: this.c } },
-          { binding: 3, resource: { buffer: args } },
-        ],
-      }),
-      grid: [bottom + right, 1, 1],
-    });
+    const pipeline = await helperPipeline(this.gpu, EDGE_STRIPS_FILE, "main");
+    this.dispatches.push(
+      this.dispatch("edge strips", pipeline, { 0: a, 1: b, 2: this.c, 3: args }, [
+        bottom + right,
+        1,
+        1,
+      ]),
+    );
   }
 
   /** The dispatches one product takes, in order. */
-  get stepLabels(): string[] {
-    return this.steps.map((s) => s.label);
+  get dispatchLabels(): string[] {
+    return this.dispatches.map((d) => d.label);
   }
 
   /**
@@ -486,12 +480,7 @@ export class BoundProblem {
    * time goes; the result is then incomplete).
    */
   encode(pass: GPUComputePassEncoder, only?: string[]): void {
-    for (const s of this.steps) {
-      if (only && !only.includes(s.label)) continue;
-      pass.setPipeline(s.pipeline);
-      pass.setBindGroup(0, s.bind);
-      pass.dispatchWorkgroups(s.grid[0], s.grid[1], s.grid[2]);
-    }
+    encodeAll(pass, only ? this.dispatches.filter((d) => only.includes(d.label)) : this.dispatches);
   }
 
   /** Run once and read C back (after poisoning it with NaN so unwritten elements fail). */
@@ -518,36 +507,21 @@ export class BoundProblem {
    */
   private async poison() {
     const { gpu } = this;
-    if (!this.poisonSteps) {
+    if (!this.poisonDispatches) {
       const targets = [{ buffer: this.c, elements: this.shape.m * this.shape.n }];
       if (this.workspace) targets.push(this.workspace);
       const pipeline = await helperPipeline(gpu, "util.wgsl", "fill");
-      this.poisonSteps = targets.map(({ buffer, elements }) => {
+      this.poisonDispatches = targets.map(({ buffer, elements }) => {
         const words = Math.ceil((elements * this.bytesPer) / 4);
         const [grid, rowStride] = grid1d(words);
         const pattern = this.bytesPer === 2 ? 0x7e007e00 : NAN_PATTERN;
-        const args = uniform(gpu, [words, pattern, rowStride, 0]);
-        this.owned.push(args);
-        return {
-          pipeline,
-          bind: gpu.device.createBindGroup({
-            layout: pipeline.getBindGroupLayout(0),
-            entries: [
-              { binding: 3, resource: { buffer } },
-              { binding: 4, resource: { buffer: args } },
-            ],
-          }),
-          grid,
-        };
+        const args = this.args([words, pattern, rowStride, 0]);
+        return this.dispatch("poison C", pipeline, { 3: buffer, 4: args }, grid);
       });
     }
     const enc = gpu.device.createCommandEncoder();
     const pass = enc.beginComputePass();
-    for (const s of this.poisonSteps) {
-      pass.setPipeline(s.pipeline);
-      pass.setBindGroup(0, s.bind);
-      pass.dispatchWorkgroups(s.grid[0], s.grid[1], s.grid[2]);
-    }
+    encodeAll(pass, this.poisonDispatches);
     pass.end();
     gpu.device.queue.submit([enc.finish()]);
   }

@@ -164,7 +164,7 @@ export async function autotune(
   return record;
 }
 
-/** Points a quick search measures, at most (about a minute on an H100 or H200 at 4096). */
+/** Points a quick search measures, at most (a full search of step 12 has several hundred). */
 export const QUICK_POINTS = 24;
 
 /**

@@ -94,7 +94,7 @@ interface Submit {
 /**
  * Warm up until the GPU has run at least `warmMs` of work and two consecutive submits agree
  * within 3% (a GPU idle during validation drops its clocks and needs a few hundred ms of steady
- * work to boost again; seen on an H200: 4x slower medians after a 3-pass warm-up), then take
+ * work to boost again, so a fixed few passes of warm-up can leave it slow), then take
  * the timed samples. One submit is always queued behind the one being read back, so from the
  * first warm-up pass to the last timed one the GPU has work waiting.
  */

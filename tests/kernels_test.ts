@@ -317,7 +317,7 @@ Deno.test(
       randomMatrix(shape.m, shape.k),
       randomMatrix(shape.k, shape.n),
     );
-    assert.deepEqual(problem.stepLabels, ["pad A", "pad B", "tiles", "edge strips"]);
+    assert.deepEqual(problem.dispatchLabels, ["pad A", "pad B", "tiles", "edge strips"]);
     problem.destroy();
   },
 );

@@ -129,7 +129,7 @@ Deno.test("runner: dispatches the plan's steps, in order", gpuTest, async () => 
       randomMatrix(shape.k, shape.n),
     );
     try {
-      assert.deepEqual(problem.stepLabels, expected, `${id} at ${JSON.stringify(shape)}`);
+      assert.deepEqual(problem.dispatchLabels, expected, `${id} at ${JSON.stringify(shape)}`);
       assert.deepEqual(problem.edgeStrips, strips);
     } finally {
       problem.destroy();

@@ -74,7 +74,7 @@ Deno.test("shapes: the split-K plan adds a timed slice sum, deterministic run to
   const kernel = await prepareKernel(gpu, spec, params);
   const problem = await BoundProblem.create(gpu, kernel, shape, a, b);
   try {
-    assert.deepEqual(problem.stepLabels, ["pad A", "pad B", "tiles", "sum slices", "edge strips"]);
+    assert.deepEqual(problem.dispatchLabels, ["pad A", "pad B", "tiles", "sum slices", "edge strips"]);
     const first = await problem.compute();
     const second = await problem.compute();
     assert.deepEqual(new Uint32Array(second.buffer), new Uint32Array(first.buffer));

@@ -1,6 +1,6 @@
 /** Bank-conflict-free: neighbouring invocations read neighbouring vec4s; A's tile padded. */
 import { type KernelSpec, stepLayout } from "../../lib/kernels/spec.ts";
-import { paddedTileBytes } from "../../lib/kernels/tiling.ts";
+import { tileBytes } from "../../lib/kernels/tiling.ts";
 import { step as vectorize } from "../07_vectorize/step.ts";
 import { bankFigure } from "../../lib/figures/banks.ts";
 import { splitVec4Loop } from "../../lib/kernels/loops.ts";
@@ -12,7 +12,7 @@ export const step: KernelSpec = {
   idea: "Neighbouring invocations read neighbouring vec4s, and the A tile is padded by one vec4.",
   params: { BM: 128, BN: 128, BK: 8, PAD: 1 },
   space: { BM: [64, 128], BN: [64, 128], BK: [8, 16], PAD: [0, 1] },
-  workgroupStorageBytes: paddedTileBytes,
+  workgroupStorageBytes: (p) => tileBytes(p),
   loop: splitVec4Loop,
   figure: bankFigure,
   knob: {

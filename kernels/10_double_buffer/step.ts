@@ -1,6 +1,6 @@
 /** Double buffering: the next tile's loads fly while this tile's multiply-adds run. */
 import { type KernelSpec, type Params, stepLayout } from "../../lib/kernels/spec.ts";
-import { need, paddedTileBytes, threads8x8 } from "../../lib/kernels/tiling.ts";
+import { need, threads8x8, tileBytes } from "../../lib/kernels/tiling.ts";
 import { step as subgroupTiling, warpTileInvalid } from "../09_subgroup_tiling/step.ts";
 import { doubleBufferFigure } from "./figure.ts";
 import { warpTileLoop } from "../../lib/kernels/loops.ts";
@@ -27,7 +27,7 @@ export const step: KernelSpec = {
   title: "Double buffering",
   idea: "Prefetch the next tile into registers while computing this one; one barrier per tile.",
   invalid: doubleBufferInvalid,
-  workgroupStorageBytes: (p) => 2 * paddedTileBytes(p),
+  workgroupStorageBytes: (p) => tileBytes(p, 2),
   loop: (p) => warpTileLoop(p, 8, 1),
   figure: doubleBufferFigure,
   knob: {

@@ -16,12 +16,11 @@ export const step: KernelSpec = {
   ...stepLayout(import.meta.url),
   title: "Autotuned",
   idea: "10 with tile sizes and each invocation's block (8 x 8 or 8 x 16) searched on this device.",
-  // vec4 loads with padding when K or N is not a multiple of 4 (10's align): faster than scalar
-  // loads on every shape measured on the H200, 13 547 vs 11 311 GFLOP/s at 1000x3000x777.
+  // vec4 loads with padding when K or N is not a multiple of 4 (10's align): one load of four
+  // values instead of four bounds-checked scalar loads.
   params: { ...doubleBuffer.params, TN: 8 },
   // GROUP_M (the WGSL's launch order: GROUP_M tile rows walked column by column, so tiles that
-  // run together share rows of A and columns of B in L2) is searched too: the H200's winner
-  // uses 8.
+  // run together share rows of A and columns of B in L2) is searched too.
   space: {
     BM: [64, 128, 256],
     BN: [64, 128, 256],

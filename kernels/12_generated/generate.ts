@@ -14,14 +14,14 @@
  *   copy: naga still clamps it at each read, but with loop-invariant operands, which the driver
  *   can merge and compute once, before the loop;
  * - optionally (LITERAL_BUFFER), the double-buffer loop handles two tiles per trip, so which
- *   buffer a tile reads is a literal too. It doubles the loop's text, and on the H200 that cost
- *   more than the clamps it removes, so the step leaves it to the search (STEP_TRANSFORMS).
+ *   buffer a tile reads is a literal too. It doubles the loop's text, which can cost more than
+ *   the clamps it removes, so the step leaves it to the search (STEP_TRANSFORMS).
  *
  * Everything else is 11's algorithm: each invocation owns 8 rows x TN columns of C in vec4
  * registers, a 32-invocation subgroup owns a 32 x 8*TN block, the next tile's global loads are
- * issued before the current tile's multiply-adds when there is a next tile (on the H200, loading
- * past the last tile unconditionally instead was 7-10% slower with 128 x 256 x 16 tiles, though
- * 4% faster with 128 x 128 x 8), bounds checks select the load's address (an
+ * issued before the current tile's multiply-adds when there is a next tile (AHEAD 1 loads past
+ * the last tile unconditionally instead, one branch fewer per tile; the search decides), bounds
+ * checks select the load's address (an
  * element outside the matrix reads the zero vec4 the runner keeps after A and B), and C is
  * written at its real size. The text is deterministic: the same parameters give the same text.
  */
@@ -71,8 +71,7 @@ export const ALL_TRANSFORMS = { UNROLL: 1, NESTED: 1, LITERAL_BUFFER: 1 } as con
 /**
  * The step's defaults: the loop written out over nested tiles, the buffer a tile reads `t % 2`.
  * The literal buffer takes the last clamps out of the loop but doubles the loop's text (two
- * tiles per trip); on the H200 it ran slower at each of the search's 12 fastest points (45 889
- * against 41 721 GFLOP/s at 128 x 256 x 16, TN 16, at 4096), so it is left to the search.
+ * tiles per trip), so whether it pays is left to the search.
  */
 export const STEP_TRANSFORMS = { UNROLL: 1, NESTED: 1, LITERAL_BUFFER: 0 } as const;
 

@@ -5,17 +5,13 @@
  */
 import { tiledModel } from "../../lib/kernels/cost.ts";
 import { type KernelSpec, type Params, stepLayout, variantLayout } from "../../lib/kernels/spec.ts";
-import { ANY } from "../../lib/kernels/tiling.ts";
+import { ANY, tileBytes } from "../../lib/kernels/tiling.ts";
 import { generateWgsl } from "../12_generated/generate.ts";
 import { generatedParams, step as generated } from "../12_generated/step.ts";
 import { f16Figure } from "./figure.ts";
 import { warpTileLoop } from "../../lib/kernels/loops.ts";
 
 const layout = stepLayout(import.meta.url);
-
-/** Workgroup bytes of both buffers of the A and B tiles at `bytes` per element. */
-const tileBytes = (p: Params, bytes: number) =>
-  2 * (p.BK * (p.BM + 4 * p.PAD) + p.BK * p.BN) * bytes;
 
 export const step: KernelSpec = {
   ...generated,
@@ -27,7 +23,7 @@ export const step: KernelSpec = {
   // BK 16: f16 tiles are half the size, and a deeper tile halves the barriers per FMA.
   params: { ...generated.params, BK: 16 },
   // f16 tiles take half the bytes of 12's, so BK 32 fits beside the big tiles 12 searches.
-  // GROUP_M stays 1, 12's H200 winner.
+  // GROUP_M stays at 12's default.
   space: {
     BM: [128, 256],
     BN: [128, 256],
@@ -36,7 +32,7 @@ export const step: KernelSpec = {
     AHEAD: [0, 1],
     LITERAL_BUFFER: [0, 1],
   },
-  workgroupStorageBytes: (p) => tileBytes(p, 2),
+  workgroupStorageBytes: (p) => tileBytes(p, 2, 2),
   // f16 elements are read one at a time with bounds checks: any M, K and N, no padding.
   align: () => ANY,
   // The edge-strip kernel reads f32; the f16 kernels keep their bounds-checked edge tiles.
@@ -75,7 +71,7 @@ export const storage: KernelSpec = {
   params: { ...step.params },
   space: undefined,
   deviceTuned: false,
-  workgroupStorageBytes: (p) => tileBytes(p, 4),
+  workgroupStorageBytes: (p) => tileBytes(p, 2, 4),
   // Inputs and output rounded to f16, sums in f32.
   numerics: { storage: "f16", f16Run: 0 },
   knob: undefined,

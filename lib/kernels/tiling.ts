@@ -28,6 +28,9 @@ export function need(...rules: [boolean, string][]): string | undefined {
   return rules.find(([ok]) => !ok)?.[1];
 }
 
-/** Workgroup bytes of one A (transposed, padded by PAD vec4s) and one B tile. */
-export const paddedTileBytes = (p: Params): number =>
-  (p.BK * (p.BM + 4 * p.PAD) + p.BK * p.BN) * F32;
+/**
+ * Workgroup bytes of the A tile (BK x BM, transposed, each row padded by PAD vec4s) and the B
+ * tile (BK x BN), `buffers` of each (2 when double-buffered), at `element` bytes per value.
+ */
+export const tileBytes = (p: Params, buffers = 1, element = F32): number =>
+  buffers * (p.BK * (p.BM + 4 * (p.PAD ?? 0)) + p.BK * p.BN) * element;
