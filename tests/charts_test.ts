@@ -25,11 +25,6 @@ import {
   boundChart,
   ceilingsChart,
   type Chart,
-  chartBundle,
-  chartHtml,
-  chartMetadata,
-  chartPng,
-  chartSvg,
   cpuChart,
   cpuData,
   intensityChart,
@@ -43,6 +38,8 @@ import {
   tuneCells,
   type TuneTrial,
 } from "../lib/charts/mod.ts";
+import { chartBundle, chartMetadata } from "../lib/notebook/charts.ts";
+import { chartHtml, chartPng, chartSvg, svgToPng } from "../lib/render.ts";
 import { exportCharts, parseExportArgs } from "../tools/export.ts";
 
 const SIZES = [24, 40];
@@ -295,6 +292,28 @@ Deno.test("builders refuse records with nothing measured", () => {
   ]);
 });
 
+Deno.test("chart builders import neither the renderer nor the notebook wing", async () => {
+  const dir = new URL("../lib/charts/", import.meta.url);
+  const renderer = new URL("../lib/render.ts", import.meta.url).href;
+  const wing = new URL("../lib/notebook/", import.meta.url).href;
+  let read = 0;
+  for await (const entry of Deno.readDir(dir)) {
+    if (!entry.name.endsWith(".ts")) continue;
+    const file = new URL(entry.name, dir);
+    const source = await Deno.readTextFile(file);
+    const imported = [...source.matchAll(/\b(?:from|import)\s*\(?\s*"([^"]+)"/g)]
+      .map((m) => new URL(m[1], file).href);
+    read += imported.length;
+    for (const href of imported) {
+      assert.ok(
+        href !== renderer && !href.startsWith(wing),
+        `lib/charts/${entry.name} imports ${href}`,
+      );
+    }
+  }
+  assert.ok(read > 10, `only ${read} imports read in lib/charts/`);
+});
+
 Deno.test("PNG: 2x scale, decodes, not blank, text drawn with the embedded fonts", async () => {
   const { record } = await liveRun();
   const chart = ladderChart(record);
@@ -303,7 +322,6 @@ Deno.test("PNG: 2x scale, decodes, not blank, text drawn with the embedded fonts
   const img = await assertPngNotBlank(await chartPng(chart), 100);
   assert.equal(img.width, 2 * width);
   // The same chart with its text removed differs: the labels really were rasterised.
-  const { svgToPng } = await import("../lib/render.ts");
   const bare = await decodePng(await svgToPng(svg.replace(/<text[^>]*>[^<]*<\/text>/g, "")));
   let differing = 0;
   for (let i = 0; i < img.pixels.length; i++) if (img.pixels[i] !== bare.pixels[i]) differing++;

@@ -7,14 +7,8 @@
  * with `deno run --allow-write=DIR tools/export.ts`). The folder keeps a list of the files the
  * export wrote (MANIFEST), and the next export into it removes those it does not write again.
  */
-import {
-  allCharts,
-  chartHtml,
-  chartPng,
-  chartSvg,
-  sourceLabel,
-  svgToPng,
-} from "../lib/charts/mod.ts";
+import { allCharts, sourceLabel } from "../lib/charts/mod.ts";
+import { chartHtml, chartPng, chartSvg, svgToPng } from "../lib/render.ts";
 import { UsageError } from "../lib/errors.ts";
 import { ladderRecord, listRecords, loadRecord, type RunRecord, RUNS_DIR } from "../lib/record.ts";
 import { KERNELS } from "../lib/registry.ts";

@@ -1,8 +1,9 @@
 /**
- * Charts, rendering, and showing them in notebooks (lib/notebook/charts.ts): a separate entry
- * from lib/mod.ts because it pulls in vega, vega-lite and resvg (npm).
- *   import { allCharts, show } from "../lib/charts/mod.ts";
- * It also holds the notebooks' knob cell (lib/notebook/knobs.ts), which draws a chart.
+ * Chart builders: vega-lite and plotly specs from run records, with no display and no rendering.
+ * Showing a chart in a notebook is lib/notebook/charts.ts (showChart, through lib/mod.ts);
+ * rendering one to SVG, PNG or HTML is lib/render.ts.
+ *   import * as charts from "../lib/charts/mod.ts";
+ *   await showChart(charts.rooflineChart(record));
  */
 export * from "./common.ts";
 export * from "./roofline.ts";
@@ -16,6 +17,3 @@ export * from "./autotune.ts";
 export * from "./shapes.ts";
 export * from "./knob.ts";
 export * from "./all.ts";
-export * from "../render.ts";
-export * from "../notebook/charts.ts";
-export * from "../notebook/knobs.ts";

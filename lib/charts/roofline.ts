@@ -5,7 +5,7 @@
  * so they sit at the compulsory-traffic intensity 2MNK / (4(MK + KN + MN)): what any
  * implementation must move at least once.
  */
-import type { Ceilings, RunRecord } from "../record.ts";
+import type { Ceilings, PeerResult, RunRecord } from "../record.ts";
 import { findKernel } from "../registry.ts";
 import {
   deviceLabel,
@@ -21,6 +21,7 @@ import {
   type VegaChart,
   wrapText,
 } from "./common.ts";
+import { type PlacedLabel, placeLabels } from "./roofline_labels.ts";
 
 export interface RooflineOptions {
   /** Square size plotted (default: the largest measured size of each record). */
@@ -58,14 +59,8 @@ export function compulsoryIntensity(s: { m: number; n: number; k: number }): num
 
 const sig = (x: number) => Number(x.toPrecision(3)).toLocaleString("en-US");
 
-/** Chart body size in pixels (label placement below works in these pixels). */
+/** Chart body size in pixels (label placement works in these pixels). */
 const WIDTH = 560, HEIGHT = 420;
-/** Vertical space one label needs; points within CLUSTER_PX in x of a cluster's first share it. */
-const LABEL_PX = 13, CLUSTER_PX = 36;
-/** Gap between a column of labels and the outermost marker of its cluster; a label's least reach. */
-const LABEL_GAP_PX = 12, LABEL_REACH_PX = 40;
-/** Width of one character of a point label (bold, 10 px) and half a marker, for a label's reach. */
-const LABEL_CHAR_PX = 6.5, MARKER_PX = 8;
 /** Roofs closer than this (log10 of their ratio, about 1.26x) share their labels, which would
  * otherwise print over each other: one ridge label, one roof label over the higher roof. */
 const CLOSE_ROOFS_LOG10 = 0.1;
@@ -77,123 +72,45 @@ function computeRoof(ceil: Ceilings, precision: "f32" | "f16"): number | undefin
   return precision === "f16" ? ceil.f16Gflops : ceil.fp32Gflops;
 }
 
-/** A point's label: where its text is anchored, on which side, and whether it moved. */
-interface PlacedLabel extends RooflinePoint {
-  labelIntensity: number;
-  labelGflops: number;
-  side: "left" | "right";
-  moved: boolean;
-}
-
-/** Log-scale pixel mapping of a domain onto `px` pixels (upward for y). */
-function logAxis(domain: [number, number], px: number, up: boolean) {
-  const span = Math.log10(domain[1] / domain[0]);
-  const to = (v: number) => {
-    const f = Math.log10(v / domain[0]) / span;
-    return up ? px * (1 - f) : px * f;
-  };
-  const from = (p: number) => domain[0] * 10 ** (span * (up ? 1 - p / px : p / px));
-  return { to, from };
-}
-
-/**
- * Spread labels that want the same spot: `want` pixel positions (sorted ascending), at least
- * `gap` apart, each run of crowded labels centred on the mean of what its members wanted.
- */
-function spread(want: number[], gap: number, lo: number, hi: number): number[] {
-  const blocks: { start: number; items: number[] }[] = [];
-  want.forEach((w, i) => {
-    blocks.push({ start: w, items: [i] });
-    // Merge with the block before while they overlap, re-centring the merged block.
-    while (blocks.length > 1) {
-      const b = blocks[blocks.length - 1], a = blocks[blocks.length - 2];
-      if (a.start + a.items.length * gap <= b.start) break;
-      const items = [...a.items, ...b.items];
-      const mean = items.reduce((s, j) => s + want[j], 0) / items.length;
-      blocks.splice(-2, 2, { start: mean - ((items.length - 1) * gap) / 2, items });
-    }
-  });
-  const out: number[] = [];
-  for (const b of blocks) {
-    const start = Math.min(Math.max(b.start, lo), hi - (b.items.length - 1) * gap);
-    b.items.forEach((j, k) => out[j] = start + k * gap);
-  }
-  return out;
-}
-
-/**
- * Label placement without collisions: points are grouped into clusters of nearby x; a cluster's
- * labels alternate right and left of it (all go to one side when the other has a neighbouring
- * cluster within a label's reach), each column of labels outside the
- * cluster's outermost marker and spread vertically so no two overlap; a label that had to move
- * is tied to its point by a leader.
- */
-function placeLabels(
-  points: RooflinePoint[],
-  xDomain: [number, number],
-  yDomain: [number, number],
-): PlacedLabel[] {
-  const x = logAxis(xDomain, WIDTH, false), y = logAxis(yDomain, HEIGHT, true);
-  const sorted = [...points].sort((a, b) => x.to(a.intensity) - x.to(b.intensity));
-  const clusters: RooflinePoint[][] = [];
-  for (const p of sorted) {
-    const last = clusters.at(-1);
-    const near = last && x.to(p.intensity) - x.to(last[0].intensity) < CLUSTER_PX;
-    if (near) last.push(p);
-    else clusters.push([p]);
-  }
-  const placed: PlacedLabel[] = [];
-  const span = (c: RooflinePoint[]) => c.map((p) => x.to(p.intensity));
-  clusters.forEach((cluster, c) => {
-    const pxs = span(cluster);
-    const edge = { left: Math.min(...pxs) - LABEL_GAP_PX, right: Math.max(...pxs) + LABEL_GAP_PX };
-    // A side is free when no neighbouring cluster's marker lies within a label's reach of it:
-    // its gap, its text (peer names are long) and the neighbour's half marker.
-    const reach = Math.max(
-      LABEL_REACH_PX,
-      LABEL_GAP_PX + MARKER_PX + LABEL_CHAR_PX * Math.max(...cluster.map((p) => p.tag.length)),
-    );
-    const free = {
-      left: c === 0 || Math.min(...pxs) - Math.max(...span(clusters[c - 1])) > reach,
-      right: c === clusters.length - 1 ||
-        Math.min(...span(clusters[c + 1])) - Math.max(...pxs) > reach,
-    };
-    const only = free.left === free.right ? undefined : free.left ? "left" : "right";
-    // Peers right (they sit at the far right, alone); kernels alternate, from the right.
-    const kernels = cluster.filter((p) => p.role === "kernel").sort((a, b) => a.gflops - b.gflops);
-    const sides = new Map<RooflinePoint, "left" | "right">();
-    kernels.forEach((p, i) => sides.set(p, only ?? (i % 2 === 0 ? "right" : "left")));
-    for (const p of cluster) if (p.role === "peer") sides.set(p, only ?? "right");
-    for (const side of ["left", "right"] as const) {
-      const column = cluster.filter((p) => sides.get(p) === side)
-        .sort((a, b) => y.to(a.gflops) - y.to(b.gflops));
-      const at = spread(column.map((p) => y.to(p.gflops)), LABEL_PX, 6, HEIGHT - 6);
-      column.forEach((p, i) => {
-        const dx = Math.abs(edge[side] - x.to(p.intensity));
-        const dy = Math.abs(at[i] - y.to(p.gflops));
-        placed.push({
-          ...p,
-          labelIntensity: x.from(edge[side]),
-          labelGflops: y.from(at[i]),
-          side,
-          moved: dx > LABEL_GAP_PX + 2 || dy > 2,
-        });
-      });
-    }
-  });
-  return placed;
-}
-
 /** The smallest span of whole decades holding every value. */
 function decades(values: number[]): [number, number] {
   const logs = values.filter((v) => v > 0).map(Math.log10);
   return [10 ** Math.floor(Math.min(...logs)), 10 ** Math.ceil(Math.max(...logs))];
 }
 
-/** Step number of a kernel id as the registry numbers it now ("13_f16" was renumbered 14). */
+/** Step number of a kernel id as the registry numbers it now (a record may carry an older one). */
 function stepNumber(kernel: string): string {
   const n = findKernel(kernel)?.number ?? Number(kernel.slice(0, 2));
   return Number.isFinite(n) ? String(n).padStart(2, "0") : kernel;
+}
+
+type RoofName = "FP32" | "f16";
+
+/** A corner of a run's roof line, or where a label of it is anchored. */
+interface RoofRow {
+  source: string;
+  roof: RoofName;
+  intensity: number;
+  gflops: number;
+}
+
+/** A label of a roof: its ridge, its flat top or its bandwidth slope. */
+interface RoofText extends RoofRow {
+  text: string;
+}
+
+/** What one run puts on the chart. */
+interface RunPlot {
+  source: string;
+  points: RooflinePoint[];
+  roofs: RoofRow[];
+  ridges: RoofText[];
+  roofLabels: RoofText[];
+  slopeLabels: RoofText[];
+  /** Its subtitle line: who, commit, size and the measured roofs. */
+  line: string;
+  /** Points above their measured roof: the ceiling was measured too low. */
+  warnings: string[];
 }
 
 /**
@@ -207,188 +124,372 @@ export function rooflineChart(
   opts: RooflineOptions = {},
 ): VegaChart {
   const runs = Array.isArray(records) ? records : [records];
-  const points: RooflinePoint[] = [];
-  type Row = { source: string; roof: "FP32" | "f16"; intensity: number; gflops: number };
-  const roofs: Row[] = [];
-  const ridges: (Row & { text: string })[] = [];
-  const roofLabels: (Row & { text: string })[] = [];
-  const slopeLabels: (Row & { text: string })[] = [];
-  const subtitle: string[] = [];
-  const warnings: string[] = [];
-  const sources: string[] = [];
-
+  const plots: RunPlot[] = [];
   runs.forEach((record, i) => {
-    // CPU peers do not belong on a GPU roofline.
-    const gpuPeers = measured(record.peers).filter((p) => !p.peer.startsWith("openblas"));
-    const n = opts.n ?? largestSquare(record.results) ?? largestSquare(gpuPeers);
-    if (n === undefined) return;
-    // Each run needs its own name, or its points would be drawn as another run's (the same
-    // device on the same day, live beside recorded, say): the size tells them apart, then the
-    // order.
-    let source = opts.labels?.[i] ?? `${deviceLabel(record)} · ${record.date.slice(0, 10)}`;
-    if (sources.includes(source)) source += ` · N = ${n}`;
-    if (sources.includes(source)) source += ` · run ${i + 1}`;
-    sources.push(source);
-    const ceil = record.ceilings;
-    const bound = (x: number, precision: "f32" | "f16") => {
-      const roof = ceil && computeRoof(ceil, precision);
-      return ceil && roof ? Math.min(roof, ceil.bandwidthGBs * x) : undefined;
-    };
-    const best = new Map<string, RooflinePoint>();
-    for (const r of measured(record.results).filter((r) => isSquare(r) && r.n === n)) {
-      const precision = findKernel(r.kernel)?.precision ?? "f32";
-      const tag = stepNumber(r.kernel);
-      const p: RooflinePoint = {
-        source,
-        label: `${tag} ${r.title}`,
-        tag,
-        role: "kernel",
-        precision,
-        n,
-        params: Object.entries(r.params).map(([k, v]) => `${k}=${v}`).join(" "),
-        intensity: r.intensity,
-        gflops: r.gflops!,
-        boundGflops: bound(r.intensity, precision),
-      };
-      if ((best.get(r.kernel)?.gflops ?? 0) < p.gflops) best.set(r.kernel, p);
-    }
-    const mine = [...best.values()].sort((a, b) => a.label.localeCompare(b.label));
-    for (const r of gpuPeers.filter((r) => isSquare(r) && r.n === n)) {
-      const x = compulsoryIntensity(r);
-      const label = peerLabel(r.peer);
-      mine.push({
-        source,
-        label,
-        tag: label,
-        role: "peer",
-        precision: "f32",
-        n,
-        params: "",
-        intensity: x,
-        gflops: r.gflops!,
-        boundGflops: bound(x, "f32"),
-      });
-    }
-    points.push(...mine);
-    const who = opts.labels?.[i] ? `${source} (${record.device.description})` : source;
-    const marker = runs.length > 1 ? (i === 0 ? " (filled points)" : " (hollow points)") : "";
-    const line = `${who}${marker}: commit ${shortCommit(record.commit)}, N = ${n}`;
-    if (!ceil) {
-      subtitle.push(`${line}; no measured ceilings in this record, so no roof`);
-      return;
-    }
-    const ridge = ceil.fp32Gflops / ceil.bandwidthGBs;
-    const ridge16 = ceil.f16Gflops ? ceil.f16Gflops / ceil.bandwidthGBs : undefined;
-    const xs = [ridge, ...(ridge16 ? [ridge16] : []), ...mine.map((p) => p.intensity)];
-    const lo = Math.min(...xs) / 4, hi = Math.max(...xs) * 4;
-    const at = (roof: Row["roof"], intensity: number, gflops: number) => ({
-      source,
-      roof,
-      intensity,
-      gflops,
-    });
-    roofs.push(
-      at("FP32", lo, ceil.bandwidthGBs * lo),
-      at("FP32", ridge, ceil.fp32Gflops),
-      at("FP32", hi, ceil.fp32Gflops),
-    );
-    const close = ridge16 !== undefined &&
-      Math.abs(Math.log10(ceil.f16Gflops! / ceil.fp32Gflops)) < CLOSE_ROOFS_LOG10;
-    ridges.push({
-      ...at("FP32", ridge, ceil.fp32Gflops),
-      text: `ridge ${sig(ridge)}${close ? ` (f16 ${sig(ridge16!)})` : ""} FLOP/B`,
-    });
-    const fp32Text = `FP32 ${sig(ceil.fp32Gflops)} GFLOP/s`;
-    const f16Text = `f16 (vec2) ${sig(ceil.f16Gflops ?? 0)} GFLOP/s`;
-    // Short, clear of the labels beside the points: the y axis names the unit.
-    const bothText = `FP32 ${sig(ceil.fp32Gflops)} · f16 ${sig(ceil.f16Gflops ?? 0)}`;
-    const f16Higher = (ceil.f16Gflops ?? 0) > ceil.fp32Gflops;
-    roofLabels.push({
-      ...at("FP32", hi, ceil.fp32Gflops),
-      text: !close ? fp32Text : f16Higher ? "" : bothText,
-    });
-    slopeLabels.push({
-      ...at("FP32", lo * 1.5, ceil.bandwidthGBs * lo * 1.5),
-      text: `${sig(ceil.bandwidthGBs)} GB/s`,
-    });
-    let roofsText = `${sig(ceil.bandwidthGBs)} GB/s, FP32 ${sig(ceil.fp32Gflops)} GFLOP/s`;
-    if (ceil.f16Gflops && ridge16) {
-      // Where the f16 roof is the higher one, the bandwidth slope continues from the FP32 ridge
-      // up to the f16 ridge; where it is lower, the f16 roof leaves the slope at its own ridge.
-      const from = Math.min(ridge, ridge16);
-      roofs.push(
-        at("f16", from, ceil.bandwidthGBs * from),
-        at("f16", ridge16, ceil.f16Gflops),
-        at("f16", hi, ceil.f16Gflops),
-      );
-      ridges.push({
-        ...at("f16", ridge16, ceil.f16Gflops),
-        text: close ? "" : `f16 ridge ${sig(ridge16)} FLOP/B`,
-      });
-      roofLabels.push({
-        ...at("f16", hi, ceil.f16Gflops),
-        text: !close ? f16Text : f16Higher ? bothText : "",
-      });
-      roofsText += `, f16 ${sig(ceil.f16Gflops)} GFLOP/s`;
-    } else if (mine.some((p) => p.precision === "f16")) {
-      roofsText += " (no f16 roof measured: the f16 kernel has no compute roof here)";
-    }
-    subtitle.push(`${line}, measured roofs ${roofsText}`);
-    for (const p of mine) {
-      const roof = computeRoof(ceil, p.precision);
-      if (roof && p.gflops > roof) {
-        warnings.push(
-          `${p.label} is above the measured ${p.precision === "f16" ? "f16" : "FP32"} roof: ` +
-            "the ceiling is too low",
-        );
-      }
-    }
+    const plot = plotRun(record, i, runs.length, opts, plots.map((p) => p.source));
+    if (plot) plots.push(plot);
   });
+  const points = plots.flatMap((p) => p.points);
   if (!points.length) throw new Error("no measured square-size results to put on a roofline");
-
-  // Runs with the same or nearly the same ceilings draw their roofs over each other: label each
-  // roof, ridge and slope once where their labels would land together (values within the
-  // CLOSE_ROOFS_LOG10 margin; the subtitle gives every run's values), the roof at the right end
-  // of the longest line, the slope at its lowest start.
-  const near = (a: number, b: number) => Math.abs(Math.log10(a / b)) < CLOSE_ROOFS_LOG10;
-  const once = <T extends Row & { text: string }>(
-    rows: T[],
-    same: (a: T, b: T) => boolean,
-    better: (a: T, b: T) => boolean = () => false,
-  ) => {
-    const kept: T[] = [];
-    for (const r of rows) {
-      const i = kept.findIndex((k) => k.roof === r.roof && same(k, r));
-      if (i < 0) kept.push(r);
-      else if (better(r, kept[i])) kept[i] = r;
-    }
-    return kept;
-  };
-  const uniqueRoofLabels = once(
-    roofLabels,
-    (a, b) => near(a.gflops, b.gflops),
-    (a, b) => a.intensity > b.intensity,
-  );
-  const uniqueRidges = once(
-    ridges,
-    (a, b) => near(a.gflops, b.gflops) && near(a.intensity, b.intensity),
-  );
-  const uniqueSlopeLabels = once(
-    slopeLabels,
-    (a, b) => near(a.gflops / a.intensity, b.gflops / b.intensity),
-    (a, b) => a.intensity < b.intensity,
-  );
+  const roofs = plots.flatMap((p) => p.roofs);
+  const sources = plots.map((p) => p.source);
 
   // Decades on x; on y from a decade up to just above the highest roof or point, fixed here so
   // label placement knows where points land.
   const xDomain = decades([...points, ...roofs].map((p) => p.intensity));
   const ys = [...points, ...roofs].map((p) => p.gflops);
   const yDomain: [number, number] = [decades(ys)[0], 2.2 * Math.max(...ys)];
-  // A peer is named once, at the first run's marker; its colour names it in the other runs.
-  const named = points.filter((p) =>
+  const labels = placeLabels(namedPoints(points), xDomain, yDomain, {
+    width: WIDTH,
+    height: HEIGHT,
+  });
+  const enc = encodings(points, sources, xDomain, yDomain);
+
+  return {
+    kind: "vega-lite",
+    name: "roofline",
+    spec: {
+      $schema: SCHEMA,
+      title: {
+        text: "Roofline: measured ceilings, modeled intensity",
+        subtitle: [
+          ...plots.flatMap((p) => wrapText(p.line, 100)),
+          "circles: our kernels, squares: peers; numbers: ladder steps",
+          ...plots.flatMap((p) => p.warnings).map((w) => `warning: ${w}`),
+        ],
+      },
+      width: WIDTH,
+      height: HEIGHT,
+      config: VEGA_CONFIG,
+      layer: [
+        ...roofLayers(plots, roofs, enc),
+        ...leaderLayers(labels, enc),
+        ...pointLayers(points, sources, enc),
+        ...pointLabelLayers(labels, enc),
+      ],
+    },
+  } as VegaChart;
+}
+
+/**
+ * One run's points, roofs and subtitle line; undefined when it measured no square size to plot.
+ * `taken` holds the names of the runs before it.
+ */
+function plotRun(
+  record: RunRecord,
+  index: number,
+  runCount: number,
+  opts: RooflineOptions,
+  taken: string[],
+): RunPlot | undefined {
+  // CPU peers do not belong on a GPU roofline.
+  const gpuPeers = measured(record.peers).filter((p) => !p.peer.startsWith("openblas"));
+  const n = opts.n ?? largestSquare(record.results) ?? largestSquare(gpuPeers);
+  if (n === undefined) return undefined;
+  const label = opts.labels?.[index];
+  const source = runName(record, n, index, label, taken);
+  const ceil = record.ceilings;
+  const points = [
+    ...kernelPoints(record, source, n, ceil),
+    ...peerPoints(gpuPeers, source, n, ceil),
+  ];
+  const who = label ? `${source} (${record.device.description})` : source;
+  const marker = runCount > 1 ? (index === 0 ? " (filled points)" : " (hollow points)") : "";
+  const line = `${who}${marker}: commit ${shortCommit(record.commit)}, N = ${n}`;
+  if (!ceil) {
+    return {
+      source,
+      points,
+      roofs: [],
+      ridges: [],
+      roofLabels: [],
+      slopeLabels: [],
+      line: `${line}; no measured ceilings in this record, so no roof`,
+      warnings: [],
+    };
+  }
+  const geometry = roofGeometry(ceil, points);
+  return {
+    source,
+    points,
+    roofs: roofLines(ceil, geometry, source),
+    ridges: ridgeLabels(ceil, geometry, source),
+    roofLabels: roofTopLabels(ceil, geometry, source),
+    slopeLabels: [slopeLabel(ceil, geometry, source)],
+    line: `${line}, measured roofs ${roofsText(ceil, geometry, points)}`,
+    warnings: aboveRoof(ceil, points),
+  };
+}
+
+/**
+ * A run's name in the legend and tooltips. Each run needs its own, or its points would be drawn
+ * as another run's (the same device on the same day, live beside recorded, say): the size tells
+ * them apart, then the order.
+ */
+function runName(
+  record: RunRecord,
+  n: number,
+  index: number,
+  label: string | undefined,
+  taken: string[],
+): string {
+  let source = label ?? `${deviceLabel(record)} · ${record.date.slice(0, 10)}`;
+  if (taken.includes(source)) source += ` · N = ${n}`;
+  if (taken.includes(source)) source += ` · run ${index + 1}`;
+  return source;
+}
+
+/**
+ * min(compute roof of its precision, bandwidth x intensity): what the roofline allows at this
+ * intensity; undefined without a roof for its precision.
+ */
+function rooflineBound(
+  ceil: Ceilings | undefined,
+  intensity: number,
+  precision: "f32" | "f16",
+): number | undefined {
+  const roof = ceil && computeRoof(ceil, precision);
+  return ceil && roof ? Math.min(roof, ceil.bandwidthGBs * intensity) : undefined;
+}
+
+/** Each kernel's fastest measured result at N = n, in label order. */
+function kernelPoints(
+  record: RunRecord,
+  source: string,
+  n: number,
+  ceil: Ceilings | undefined,
+): RooflinePoint[] {
+  const best = new Map<string, RooflinePoint>();
+  for (const r of measured(record.results).filter((r) => isSquare(r) && r.n === n)) {
+    const precision = findKernel(r.kernel)?.precision ?? "f32";
+    const tag = stepNumber(r.kernel);
+    const p: RooflinePoint = {
+      source,
+      label: `${tag} ${r.title}`,
+      tag,
+      role: "kernel",
+      precision,
+      n,
+      params: Object.entries(r.params).map(([k, v]) => `${k}=${v}`).join(" "),
+      intensity: r.intensity,
+      gflops: r.gflops!,
+      boundGflops: rooflineBound(ceil, r.intensity, precision),
+    };
+    if ((best.get(r.kernel)?.gflops ?? 0) < p.gflops) best.set(r.kernel, p);
+  }
+  return [...best.values()].sort((a, b) => a.label.localeCompare(b.label));
+}
+
+/** The GPU peers measured at N = n, at the compulsory-traffic intensity. */
+function peerPoints(
+  gpuPeers: PeerResult[],
+  source: string,
+  n: number,
+  ceil: Ceilings | undefined,
+): RooflinePoint[] {
+  return gpuPeers.filter((r) => isSquare(r) && r.n === n).map((r) => {
+    const x = compulsoryIntensity(r);
+    const label = peerLabel(r.peer);
+    return {
+      source,
+      label,
+      tag: label,
+      role: "peer",
+      precision: "f32",
+      n,
+      params: "",
+      intensity: x,
+      gflops: r.gflops!,
+      boundGflops: rooflineBound(ceil, x, "f32"),
+    };
+  });
+}
+
+/** Where a run's roofs meet and how far its roof lines reach. */
+interface RoofGeometry {
+  /** Intensity where the bandwidth slope meets the FP32 roof. */
+  ridge: number;
+  /** Where it meets the f16 roof, when one was measured. */
+  ridge16?: number;
+  /** The roof lines' ends: 4x beyond the outermost ridge or point on either side. */
+  lo: number;
+  hi: number;
+  /** The two compute roofs so close that their labels share one place. */
+  close: boolean;
+}
+
+function roofGeometry(ceil: Ceilings, points: RooflinePoint[]): RoofGeometry {
+  const ridge = ceil.fp32Gflops / ceil.bandwidthGBs;
+  const ridge16 = ceil.f16Gflops ? ceil.f16Gflops / ceil.bandwidthGBs : undefined;
+  const xs = [ridge, ...(ridge16 ? [ridge16] : []), ...points.map((p) => p.intensity)];
+  const close = ridge16 !== undefined &&
+    Math.abs(Math.log10(ceil.f16Gflops! / ceil.fp32Gflops)) < CLOSE_ROOFS_LOG10;
+  return { ridge, ridge16, lo: Math.min(...xs) / 4, hi: Math.max(...xs) * 4, close };
+}
+
+/** The measured f16 roof and its ridge, when the record has both. */
+function f16Roof(ceil: Ceilings, g: RoofGeometry) {
+  return ceil.f16Gflops && g.ridge16 ? { gflops: ceil.f16Gflops, ridge: g.ridge16 } : undefined;
+}
+
+const roofRow = (
+  source: string,
+  roof: RoofName,
+  intensity: number,
+  gflops: number,
+): RoofRow => ({ source, roof, intensity, gflops });
+
+/**
+ * The corners of a run's roof lines: the bandwidth slope up to the FP32 ridge, then flat. Where
+ * the f16 roof is the higher one, its slope continues from the FP32 ridge up to the f16 ridge;
+ * where it is lower, the f16 roof leaves the slope at its own ridge.
+ */
+function roofLines(ceil: Ceilings, g: RoofGeometry, source: string): RoofRow[] {
+  const rows = [
+    roofRow(source, "FP32", g.lo, ceil.bandwidthGBs * g.lo),
+    roofRow(source, "FP32", g.ridge, ceil.fp32Gflops),
+    roofRow(source, "FP32", g.hi, ceil.fp32Gflops),
+  ];
+  const f16 = f16Roof(ceil, g);
+  if (f16) {
+    const from = Math.min(g.ridge, f16.ridge);
+    rows.push(
+      roofRow(source, "f16", from, ceil.bandwidthGBs * from),
+      roofRow(source, "f16", f16.ridge, f16.gflops),
+      roofRow(source, "f16", g.hi, f16.gflops),
+    );
+  }
+  return rows;
+}
+
+/** The ridge diamonds' labels; roofs that nearly coincide share the FP32 one. */
+function ridgeLabels(ceil: Ceilings, g: RoofGeometry, source: string): RoofText[] {
+  const rows = [{
+    ...roofRow(source, "FP32", g.ridge, ceil.fp32Gflops),
+    text: `ridge ${sig(g.ridge)}${g.close ? ` (f16 ${sig(g.ridge16!)})` : ""} FLOP/B`,
+  }];
+  const f16 = f16Roof(ceil, g);
+  if (f16) {
+    rows.push({
+      ...roofRow(source, "f16", f16.ridge, f16.gflops),
+      text: g.close ? "" : `f16 ridge ${sig(f16.ridge)} FLOP/B`,
+    });
+  }
+  return rows;
+}
+
+/**
+ * The compute roofs' labels at their right ends; roofs that nearly coincide share one short
+ * label over the higher roof, clear of the labels beside the points (the y axis names the unit).
+ */
+function roofTopLabels(ceil: Ceilings, g: RoofGeometry, source: string): RoofText[] {
+  const fp32Text = `FP32 ${sig(ceil.fp32Gflops)} GFLOP/s`;
+  const f16Text = `f16 (vec2) ${sig(ceil.f16Gflops ?? 0)} GFLOP/s`;
+  const bothText = `FP32 ${sig(ceil.fp32Gflops)} · f16 ${sig(ceil.f16Gflops ?? 0)}`;
+  const f16Higher = (ceil.f16Gflops ?? 0) > ceil.fp32Gflops;
+  const rows = [{
+    ...roofRow(source, "FP32", g.hi, ceil.fp32Gflops),
+    text: !g.close ? fp32Text : f16Higher ? "" : bothText,
+  }];
+  const f16 = f16Roof(ceil, g);
+  if (f16) {
+    rows.push({
+      ...roofRow(source, "f16", g.hi, f16.gflops),
+      text: !g.close ? f16Text : f16Higher ? bothText : "",
+    });
+  }
+  return rows;
+}
+
+/** The bandwidth slope's label, near its lower end. */
+function slopeLabel(ceil: Ceilings, g: RoofGeometry, source: string): RoofText {
+  return {
+    ...roofRow(source, "FP32", g.lo * 1.5, ceil.bandwidthGBs * g.lo * 1.5),
+    text: `${sig(ceil.bandwidthGBs)} GB/s`,
+  };
+}
+
+/** The measured roofs as the subtitle states them. */
+function roofsText(ceil: Ceilings, g: RoofGeometry, points: RooflinePoint[]): string {
+  const text = `${sig(ceil.bandwidthGBs)} GB/s, FP32 ${sig(ceil.fp32Gflops)} GFLOP/s`;
+  const f16 = f16Roof(ceil, g);
+  if (f16) return `${text}, f16 ${sig(f16.gflops)} GFLOP/s`;
+  if (points.some((p) => p.precision === "f16")) {
+    return `${text} (no f16 roof measured: the f16 kernel has no compute roof here)`;
+  }
+  return text;
+}
+
+/** A warning per point above the measured roof of its precision. */
+function aboveRoof(ceil: Ceilings, points: RooflinePoint[]): string[] {
+  return points.filter((p) => {
+    const roof = computeRoof(ceil, p.precision);
+    return roof && p.gflops > roof;
+  }).map((p) =>
+    `${p.label} is above the measured ${p.precision === "f16" ? "f16" : "FP32"} roof: ` +
+    "the ceiling is too low"
+  );
+}
+
+/** Points that get a label: every kernel, and a peer once, at the first run's marker. */
+function namedPoints(points: RooflinePoint[]): RooflinePoint[] {
+  return points.filter((p) =>
     p.role === "kernel" || points.find((q) => q.role === "peer" && q.label === p.label) === p
   );
-  const labels = placeLabels(named, xDomain, yDomain);
+}
+
+const near = (a: number, b: number) => Math.abs(Math.log10(a / b)) < CLOSE_ROOFS_LOG10;
+
+/**
+ * Labels of one roof kind that would land together kept once: `same` says whether two would,
+ * `better` whether a later one replaces the one kept.
+ */
+function labelOnce<T extends RoofText>(
+  rows: T[],
+  same: (a: T, b: T) => boolean,
+  better: (a: T, b: T) => boolean = () => false,
+): T[] {
+  const kept: T[] = [];
+  for (const r of rows) {
+    const i = kept.findIndex((k) => k.roof === r.roof && same(k, r));
+    if (i < 0) kept.push(r);
+    else if (better(r, kept[i])) kept[i] = r;
+  }
+  return kept;
+}
+
+/**
+ * Runs with the same or nearly the same ceilings draw their roofs over each other: each roof,
+ * ridge and slope is labelled once where their labels would land together (values within the
+ * CLOSE_ROOFS_LOG10 margin; the subtitle gives every run's values), the roof at the right end
+ * of the longest line, the slope at its lowest start.
+ */
+function sharedRoofLabels(plots: RunPlot[]) {
+  return {
+    roofLabels: labelOnce(
+      plots.flatMap((p) => p.roofLabels),
+      (a, b) => near(a.gflops, b.gflops),
+      (a, b) => a.intensity > b.intensity,
+    ),
+    ridges: labelOnce(
+      plots.flatMap((p) => p.ridges),
+      (a, b) => near(a.gflops, b.gflops) && near(a.intensity, b.intensity),
+    ),
+    slopeLabels: labelOnce(
+      plots.flatMap((p) => p.slopeLabels),
+      (a, b) => near(a.gflops / a.intensity, b.gflops / b.intensity),
+      (a, b) => a.intensity < b.intensity,
+    ),
+  };
+}
+
+/** The encodings the layers share: log axes, a colour per kernel or peer, a dash per run. */
+function encodings(
+  points: RooflinePoint[],
+  sources: string[],
+  xDomain: [number, number],
+  yDomain: [number, number],
+) {
   const x = {
     field: "intensity",
     type: "quantitative",
@@ -419,6 +520,73 @@ export function rooflineChart(
       ? { labelLimit: LEGEND_LABEL_LIMIT, symbolStrokeColor: ROOF_COLORS.FP32 }
       : null,
   } as const;
+  return { x, y, color, dash };
+}
+
+type Encodings = ReturnType<typeof encodings>;
+
+/** A text mark of the chart's label size. */
+const textMark = (extra: Record<string, unknown>) => ({ type: "text", fontSize: 10, ...extra });
+
+/**
+ * Per roof kind: the roof lines (a dash per run), the ridge diamonds and their labels, the
+ * compute roofs' labels; then the bandwidth slopes' labels.
+ */
+function roofLayers(plots: RunPlot[], roofs: RoofRow[], enc: Encodings) {
+  const { x, y, dash } = enc;
+  const ridges = plots.flatMap((p) => p.ridges);
+  const shared = sharedRoofLabels(plots);
+  const roofKinds = (["FP32", "f16"] as const).filter((k) => roofs.some((r) => r.roof === k));
+  return [
+    ...roofKinds.flatMap((kind) => [
+      {
+        data: { values: roofs.filter((r) => r.roof === kind) },
+        mark: { type: "line", strokeWidth: 2, clip: true, color: ROOF_COLORS[kind] },
+        encoding: { x, y, strokeDash: dash, detail: { field: "source" } },
+      },
+      {
+        data: { values: ridges.filter((r) => r.roof === kind) },
+        mark: { type: "point", shape: "diamond", size: 80, filled: true },
+        encoding: { x, y, color: { value: ROOF_COLORS[kind] } },
+      },
+      // Ridge labels up and to the left of their diamond, clear of the points to the right.
+      {
+        data: { values: shared.ridges.filter((r) => r.roof === kind) },
+        mark: textMark({ align: "right", dx: -8, dy: -8 }),
+        encoding: { x, y, color: { value: ROOF_COLORS[kind] }, text: { field: "text" } },
+      },
+      // Compute-roof labels above the right end of the flat roof.
+      {
+        data: { values: shared.roofLabels.filter((r) => r.roof === kind) },
+        mark: textMark({ align: "right", dy: -8 }),
+        encoding: { x, y, color: { value: ROOF_COLORS[kind] }, text: { field: "text" } },
+      },
+    ]),
+    {
+      data: { values: shared.slopeLabels },
+      mark: textMark({ align: "left", dx: 6, dy: 14 }),
+      encoding: { x, y, color: { value: ROOF_COLORS.FP32 }, text: { field: "text" } },
+    },
+  ];
+}
+
+/** Leaders from a point to its label where the label had to move away from it. */
+function leaderLayers(labels: PlacedLabel<RooflinePoint>[], { x, y, color }: Encodings) {
+  return [{
+    data: { values: labels.filter((l) => l.moved) },
+    mark: { type: "rule", strokeWidth: 0.7, opacity: 0.7 },
+    encoding: {
+      x,
+      y,
+      x2: { field: "labelIntensity" },
+      y2: { field: "labelGflops" },
+      color,
+    },
+  }];
+}
+
+/** One layer of points per run: the first run's filled, later runs' hollow; tooltips on each. */
+function pointLayers(points: RooflinePoint[], sources: string[], { x, y, color }: Encodings) {
   const tooltip = [
     { field: "label", title: "kernel" },
     { field: "source", title: "run" },
@@ -429,106 +597,46 @@ export function rooflineChart(
     { field: "gflops", title: "GFLOP/s", format: ".4~g" },
     { field: "boundGflops", title: "roofline bound", format: ".4~g" },
   ];
-  const roofKinds = (["FP32", "f16"] as const).filter((k) => roofs.some((r) => r.roof === k));
-  const text = (extra: Record<string, unknown>) => ({ type: "text", fontSize: 10, ...extra });
-
-  return {
-    kind: "vega-lite",
-    name: "roofline",
-    spec: {
-      $schema: SCHEMA,
-      title: {
-        text: "Roofline: measured ceilings, modeled intensity",
-        subtitle: [
-          ...subtitle.flatMap((l) => wrapText(l, 100)),
-          "circles: our kernels, squares: peers; numbers: ladder steps",
-          ...warnings.map((w) => `warning: ${w}`),
-        ],
-      },
-      width: WIDTH,
-      height: HEIGHT,
-      config: VEGA_CONFIG,
-      layer: [
-        ...roofKinds.flatMap((kind) => [
-          {
-            data: { values: roofs.filter((r) => r.roof === kind) },
-            mark: { type: "line", strokeWidth: 2, clip: true, color: ROOF_COLORS[kind] },
-            encoding: { x, y, strokeDash: dash, detail: { field: "source" } },
-          },
-          {
-            data: { values: ridges.filter((r) => r.roof === kind) },
-            mark: { type: "point", shape: "diamond", size: 80, filled: true },
-            encoding: { x, y, color: { value: ROOF_COLORS[kind] } },
-          },
-          // Ridge labels up and to the left of their diamond, clear of the points to the right.
-          {
-            data: { values: uniqueRidges.filter((r) => r.roof === kind) },
-            mark: text({ align: "right", dx: -8, dy: -8 }),
-            encoding: { x, y, color: { value: ROOF_COLORS[kind] }, text: { field: "text" } },
-          },
-          // Compute-roof labels above the right end of the flat roof.
-          {
-            data: { values: uniqueRoofLabels.filter((r) => r.roof === kind) },
-            mark: text({ align: "right", dy: -8 }),
-            encoding: { x, y, color: { value: ROOF_COLORS[kind] }, text: { field: "text" } },
-          },
-        ]),
-        {
-          data: { values: uniqueSlopeLabels },
-          mark: text({ align: "left", dx: 6, dy: 14 }),
-          encoding: { x, y, color: { value: ROOF_COLORS.FP32 }, text: { field: "text" } },
-        },
-        // Leaders from a point to its label where the label had to move away from it.
-        {
-          data: { values: labels.filter((l) => l.moved) },
-          mark: { type: "rule", strokeWidth: 0.7, opacity: 0.7 },
-          encoding: {
-            x,
-            y,
-            x2: { field: "labelIntensity" },
-            y2: { field: "labelGflops" },
-            color,
-          },
-        },
-        ...sources.map((source, i) => ({
-          data: { values: points.filter((p) => p.source === source) },
-          mark: {
-            type: "point",
-            size: 70,
-            filled: i === 0,
-            strokeWidth: i === 0 ? 0.8 : 1.6,
-            opacity: 1,
-            ...(i === 0 ? { stroke: "white" } : {}),
-          },
-          encoding: {
-            x,
-            y,
-            color,
-            shape: {
-              field: "role",
-              type: "nominal",
-              scale: { domain: ["kernel", "peer"], range: ["circle", "square"] },
-              legend: null,
-            },
-            tooltip,
-          },
-        })),
-        ...(["left", "right"] as const).map((side) => ({
-          data: { values: labels.filter((l) => l.side === side) },
-          mark: text({
-            align: side === "right" ? "left" : "right",
-            baseline: "middle",
-            dx: side === "right" ? 3 : -3,
-            fontWeight: "bold",
-          }),
-          encoding: {
-            x: { ...x, field: "labelIntensity" },
-            y: { ...y, field: "labelGflops" },
-            color,
-            text: { field: "tag" },
-          },
-        })),
-      ],
+  return sources.map((source, i) => ({
+    data: { values: points.filter((p) => p.source === source) },
+    mark: {
+      type: "point",
+      size: 70,
+      filled: i === 0,
+      strokeWidth: i === 0 ? 0.8 : 1.6,
+      opacity: 1,
+      ...(i === 0 ? { stroke: "white" } : {}),
     },
-  } as VegaChart;
+    encoding: {
+      x,
+      y,
+      color,
+      shape: {
+        field: "role",
+        type: "nominal",
+        scale: { domain: ["kernel", "peer"], range: ["circle", "square"] },
+        legend: null,
+      },
+      tooltip,
+    },
+  }));
+}
+
+/** The step numbers and peer names beside the points, a layer per side. */
+function pointLabelLayers(labels: PlacedLabel<RooflinePoint>[], { x, y, color }: Encodings) {
+  return (["left", "right"] as const).map((side) => ({
+    data: { values: labels.filter((l) => l.side === side) },
+    mark: textMark({
+      align: side === "right" ? "left" : "right",
+      baseline: "middle",
+      dx: side === "right" ? 3 : -3,
+      fontWeight: "bold",
+    }),
+    encoding: {
+      x: { ...x, field: "labelIntensity" },
+      y: { ...y, field: "labelGflops" },
+      color,
+      text: { field: "tag" },
+    },
+  }));
 }

@@ -3,7 +3,8 @@
  * cuBLAS (cuBLAS is 1), so shapes of very different sizes share one axis.
  */
 import type { RunRecord } from "../record.ts";
-import { geomean, ratio, suiteRows } from "../suite.ts";
+import { geomean, ratio } from "../compare.ts";
+import { suiteRows } from "../suite.ts";
 import { requireRows, SCHEMA, sourceLabel, VEGA_CONFIG, type VegaChart } from "./common.ts";
 
 /** One bar of the shape view. */

@@ -2,8 +2,8 @@
  * Showing charts in notebooks as MIME bundles that render everywhere: vega-lite JSON
  * (interactive in JupyterLab, Jupyter Notebook and VS Code) with SVG and PNG fallbacks (nbconvert
  * HTML, GitHub); plotly JSON (JupyterLab with the plotly extension, VS Code) with a PNG fallback.
- * Building charts is lib/charts/; this module only displays them. It is apart from the rest of
- * the wing because rendering pulls in vega and resvg (npm), which lib/mod.ts does not load.
+ * Building charts is lib/charts/ and rendering them lib/render.ts; this module only displays
+ * them.
  */
 import type { Chart } from "../charts/common.ts";
 import { chartPng, chartSvg, svgToPng } from "../render.ts";
@@ -71,7 +71,7 @@ function encodeBase64(bytes: Uint8Array): string {
  * Display a chart in the notebook, as a new output or in place of `live`'s (partial charts of a
  * long sweep). Outside a kernel it prints one line and renders nothing.
  */
-export async function show(chart: Chart, live?: LiveDisplay): Promise<void> {
+export async function showChart(chart: Chart, live?: LiveDisplay): Promise<void> {
   if (!inJupyter()) {
     console.log(`[${chart.kind} chart: ${chart.name}] (not in a notebook; use tools/export.ts)`);
     return;

@@ -1,16 +1,15 @@
 /**
  * A knob per step: the reader turns the step's parameter (KernelSpec.knob) on their adapter and
  * sees a table and a chart, beside the GPU host's recorded sweep of the same knob when the
- * newest GPU record has one (`deno task bench --knobs`). Charts load vega, so this module is
- * re-exported by lib/charts/mod.ts, not by lib/mod.ts.
+ * newest GPU record has one (`deno task bench --knobs`).
  */
 import { knobChart, type KnobRun } from "../charts/knob.ts";
 import { shortCommit } from "../charts/common.ts";
-import { defaultPoint, knobShape, sweepKnob } from "../knob_sweep.ts";
+import { defaultPoint, knobShape, sweepKnob } from "../search.ts";
 import { shapeLabel } from "../matrix.ts";
 import type { KernelResult, KnobSweep } from "../record.ts";
 import { type KernelSpec, stepName } from "../registry.ts";
-import { show } from "./charts.ts";
+import { showChart } from "./charts.ts";
 import { type Cell, shortError, showNote, tableBundle } from "./format.ts";
 import { liveDisplay } from "./jupyter.ts";
 import { defaultBudgetMs } from "./live.ts";
@@ -68,7 +67,7 @@ export async function showKnob(s: Session, step: string, opts: KnobOptions = {})
   await live.update(knobTable(spec, mine, yours, recorded));
   const runs: KnobRun[] = [{ source: yours, sweep: mine }, ...(recorded ? [recorded] : [])];
   if (runs.some((r) => r.sweep.points.some((p) => p.result.gflops))) {
-    await show(knobChart(runs, defaultPoint(spec)?.label ?? "", `${spec.id}: ${knob.name}`));
+    await showChart(knobChart(runs, defaultPoint(spec)?.label ?? "", `${spec.id}: ${knob.name}`));
   }
   if (!recorded) {
     await showNote(

@@ -1,7 +1,8 @@
 /**
- * The notebook wing: what notebook cells call, re-exported by lib/mod.ts. Showing charts is
- * lib/notebook/charts.ts, which lib/charts/mod.ts re-exports (it loads vega and resvg).
+ * The notebook wing: what notebook cells call, re-exported by lib/mod.ts.
  *   jupyter.ts   the one Jupyter display adapter: bundles, outputs updated in place
+ *   charts.ts    charts built by lib/charts/ shown as bundles (vega-lite or plotly, SVG, PNG)
+ *   knobs.ts     a step's knob turned live, as a table and a chart beside the recorded sweep
  *   format.ts    notes and tables (Markdown, HTML, plain text), number formatting
  *   session.ts   the reader's adapter, sizes and measured ceilings
  *   kernels.ts   kernel lookup, WGSL source, cost-model predictions
@@ -15,6 +16,8 @@
  *   figures/     concept figures drawn from a step's parameters (conceptFigure, showConcept)
  */
 export * from "./jupyter.ts";
+export * from "./charts.ts";
+export * from "./knobs.ts";
 export * from "./format.ts";
 export * from "./session.ts";
 export * from "./kernels.ts";
