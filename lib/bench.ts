@@ -40,7 +40,6 @@ import type { KernelSpec } from "./registry.ts";
 import { checkBufferFits, kernelParams, runKernel } from "./runner.ts";
 import { defaultShapes } from "./sizes.ts";
 
-
 export interface BenchHooks {
   /** An already acquired device (tests); acquired here otherwise. */
   gpu?: Gpu;
@@ -238,7 +237,6 @@ async function validationSweep(
   log(`validate ${spec.id}: ${sweep.passed}/${sweep.shapes} tail and random shapes passed`);
   return sweep;
 }
-
 
 /** CLI entry: parse, run, print the table; returns the exit status. */
 export async function main(argv: readonly string[]): Promise<number> {

@@ -59,6 +59,8 @@ export async function heldoutRun(
       `cuBLAS geometric mean ${f(s.geomean)}; worst at >= 1e8 FLOP ${f(s.large.worst?.ratio)}` +
       (s.large.worst ? ` (${shapeLabel(s.large.worst.shape)})` : "") +
       `; median time gap below 1e8 FLOP ${f(s.small.medianGapUs, 1)} us over ` +
-      `${s.small.count} shapes; bars ${s.met === undefined ? "not judged" : s.met ? "met" : "missed"}`,
+      `${s.small.count} shapes; bars ${
+        s.met === undefined ? "not judged" : s.met ? "met" : "missed"
+      }`,
   );
 }

@@ -9,6 +9,7 @@ import type { Gpu } from "./gpu.ts";
 import { type Shape, shapeLabel } from "./matrix.ts";
 import { openCublas } from "./peers/cublas.ts";
 import { openTfjs } from "./peers/tfjs.ts";
+import { openJaxjsGpu } from "./peers/jaxjs.ts";
 import type { PeerResult, RunRecord } from "./record.ts";
 
 /** The device went away (whatever the error said on the way). */
@@ -49,7 +50,10 @@ export async function cpuSuite(
   record.notes.push(...suite.cpu.notes.map((n) => `cpu: ${n}`));
 }
 
-/** cuBLAS (FFI) and TF.js (same GPUDevice) on every shape; a missing peer becomes a note. */
+/**
+ * cuBLAS (FFI), TF.js (on our GPUDevice) and jax-js (its own device on the same adapter) on
+ * every shape; a missing peer becomes a note.
+ */
 export async function runPeers(
   gpu: Gpu,
   shapes: Shape[],
@@ -98,5 +102,21 @@ export async function runPeers(
     }
   } finally {
     tfjs.close();
+  }
+
+  // jax-js keeps its own device (on the same adapter) for the life of the process.
+  let jax;
+  try {
+    jax = await openJaxjsGpu(gpu);
+  } catch (e) {
+    if (isDeviceLost(e, gpu)) throw e;
+    notes.push(`jax-js WebGPU peer skipped: ${(e as Error).message}`);
+    return;
+  }
+  for (const shape of shapes) {
+    log(`peer jaxjs-webgpu ${shapeLabel(shape)}`);
+    const r = await jax.run(shape, { reps: args.reps });
+    into.push(r);
+    await recorded(r);
   }
 }

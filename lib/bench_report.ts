@@ -99,4 +99,3 @@ export function formatTable(record: RunRecord): string {
     ...notes,
   ].join("\n");
 }
-

@@ -13,7 +13,10 @@ const onCpu = (p: Pick<PeerResult, "peer">) =>
   p.peer.startsWith("openblas") || p.peer.endsWith("-wasm");
 
 /** The reference peer at `shape` among `peers` (the rule above), or undefined when none ran. */
-export function referencePeer<P extends PeerResult>(peers: readonly P[], shape: Shape): P | undefined {
+export function referencePeer<P extends PeerResult>(
+  peers: readonly P[],
+  shape: Shape,
+): P | undefined {
   const here = peers.filter((p) =>
     p.validated && p.gflops !== undefined && p.gflops > 0 && !onCpu(p) && sameShape(p, shape)
   );

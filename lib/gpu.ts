@@ -256,9 +256,15 @@ export function uploadBuffer(
 const standIns = new Map<string, string>();
 let standInVersion = 0;
 
-/** Read a kernel file from `kernels/` (from disk in Deno, from the site in a browser). */
+/**
+ * Read a kernel file from `kernels/` (from disk in Deno, from the site in a browser), or from its
+ * URL for a step registered from outside the project.
+ */
 export async function loadKernelSource(file: string): Promise<string> {
-  return standIns.get(file) ?? await platform.readText(`kernels/${file}`);
+  if (standIns.has(file)) return standIns.get(file)!;
+  return /^[a-z]+:/.test(file)
+    ? await (await fetch(file)).text()
+    : await platform.readText(`kernels/${file}`);
 }
 
 /** Changes whenever a stand-in comes or goes: caches of compiled kernel files compare it. */

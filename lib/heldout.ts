@@ -32,9 +32,7 @@ import type {
   HeldoutDistribution,
   HeldoutSection,
   HeldoutShape,
-  KernelResult,
   ModelShape,
-  PeerResult,
   RunRecord,
 } from "./record.ts";
 

@@ -44,6 +44,26 @@ export const KERNELS: KernelSpec[] = [
 ];
 
 /**
+ * Add a step after the ladder's last (a reader's own step, or a test's, from a folder named
+ * `kernels/NN_name/` anywhere): everything that lists steps reads KERNELS, so the bench, the
+ * tests' derived lists and the notebook helpers pick it up. Its name and id must be new, its
+ * number after every step's. Returns the function that takes it out again.
+ */
+export function registerStep(spec: KernelSpec): () => void {
+  const clash = KERNELS.find((k) => k.name === spec.name || k.id === spec.id);
+  if (clash) throw new Error(`a step named ${spec.name} (${clash.id}) is already registered`);
+  const last = Math.max(...KERNELS.map((k) => k.number));
+  if (spec.number <= last) {
+    throw new Error(`${spec.id}: a registered step comes after the ladder's last (${last})`);
+  }
+  KERNELS.push(spec);
+  return () => {
+    const at = KERNELS.indexOf(spec);
+    if (at >= 0) KERNELS.splice(at, 1);
+  };
+}
+
+/**
  * Find a kernel by name ("naive"), id ("02_naive", matched by its name, so ids recorded before
  * a renumbering still resolve) or number ("2" or "02").
  */

@@ -8,7 +8,7 @@ import * as vega from "vega";
 import { compile } from "vega-lite";
 import { initWasm, Resvg } from "@resvg/resvg-wasm";
 import type { Chart, PlotlyFigure, VegaLiteSpec } from "./charts/common.ts";
-import { FONT } from "./charts/common.ts";
+import { FONT } from "./font.ts";
 
 /**
  * Debian's fonts-dejavu-core (tools/ensure_system.sh installs it), or $GEMM_FONT_DIR: the GPU

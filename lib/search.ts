@@ -280,7 +280,10 @@ export async function sweepParams(
   const done: KnobSweep["points"] = [];
   for (const [i, point] of points.entries()) {
     await opts.onStart?.(point, i, points.length);
-    done.push({ label: point.label, result: await measurePoint(gpu, spec, shape, point.params, opts) });
+    done.push({
+      label: point.label,
+      result: await measurePoint(gpu, spec, shape, point.params, opts),
+    });
     await opts.onResult?.(done[i]);
   }
   return done;
@@ -345,7 +348,9 @@ export function shortlist<C extends PlanCandidate>(all: C[], count: number): C[]
 function spaceOf(plans: Params[]): Record<string, number[]> {
   const space: Record<string, Set<number>> = {};
   for (const p of plans) for (const [k, v] of Object.entries(p)) (space[k] ??= new Set()).add(v);
-  return Object.fromEntries(Object.entries(space).map(([k, v]) => [k, [...v].sort((a, b) => a - b)]));
+  return Object.fromEntries(
+    Object.entries(space).map(([k, v]) => [k, [...v].sort((a, b) => a - b)]),
+  );
 }
 
 /**

@@ -32,9 +32,7 @@ export function defaultShapes(
     // The odd rectangle's aligned neighbour: what its throughput is compared with.
     { m: 1024, k: 3072, n: 768 },
   ];
-  return step?.suite
-    ? uniqueShapes([...tutorial, ...SHAPE_SUITE])
-    : tutorial;
+  return step?.suite ? uniqueShapes([...tutorial, ...SHAPE_SUITE]) : tutorial;
 }
 
 /**
@@ -52,4 +50,3 @@ export const ODD_SHAPE_PAIRS: readonly [Shape, Shape][] = [
   [square(4097), square(4096)],
   [{ m: 1000, k: 3000, n: 777 }, { m: 1024, k: 3072, n: 768 }],
 ];
-

@@ -36,6 +36,7 @@ export interface SuiteRow {
   best?: { kernel: string; gflops: number };
   cublas?: number;
   tfjs?: number;
+  jaxjs?: number;
   /** The reference at this shape (lib/compare.ts: cuBLAS, else the fastest GPU peer). */
   reference?: { peer: string; gflops: number };
 }
@@ -62,6 +63,7 @@ export function suiteRows(record: RunRecord, suite: readonly Shape[] = SHAPE_SUI
       best: best ? { kernel: best.kernel, gflops: best.gflops! } : undefined,
       cublas: speed(peers.find((p) => p.peer === "cublas")),
       tfjs: speed(peers.find((p) => p.peer === "tfjs-webgpu")),
+      jaxjs: speed(peers.find((p) => p.peer === "jaxjs-webgpu")),
       reference: ref && { peer: ref.peer, gflops: ref.gflops! },
     });
   }

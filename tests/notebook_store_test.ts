@@ -85,8 +85,10 @@ function probeNotebook(extra: ReturnType<typeof code>[] = []) {
       ),
       code(
         "probe-4",
-        `const { show } = await import(${JSON.stringify(`${root}lib/charts/mod.ts`)});\n` +
-          `await show(${JSON.stringify(chart)});`,
+        `const { showChart } = await import(${
+          JSON.stringify(`${root}lib/notebook/charts.ts`)
+        });\n` +
+          `await showChart(${JSON.stringify(chart)});`,
         ["application/vnd.vegalite.v5+json", "image/png"],
       ),
       ...extra,

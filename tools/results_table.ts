@@ -101,7 +101,9 @@ function runTables(record: RunRecord, source: string): string {
       `GFLOP/s at ${size} x ${size} x ${size} (median of the timed repetitions; every row ` +
         "validated against a float64 reference first):",
       "",
-      `| Kernel | GFLOP/s | % of ${ref?.peer === "cublas" ? "cuBLAS" : ref?.title ?? "cuBLAS"} | rel. error |`,
+      `| Kernel | GFLOP/s | % of ${
+        ref?.peer === "cublas" ? "cuBLAS" : ref?.title ?? "cuBLAS"
+      } | rel. error |`,
       "| --- | ---: | ---: | ---: |",
       ...at.map((r) => {
         const speed = r.validated && r.gflops !== undefined;
@@ -178,18 +180,22 @@ export function suiteTable(record: RunRecord): string | undefined {
   const ref = rows.every((r) => r.reference?.peer === "cublas") ? "cuBLAS" : "ref";
   return [
     "The shape suite: GFLOP/s of the planning step (the plan it picked), of the fastest of our " +
-    `kernels, of cuBLAS and of TF.js, and ours as a ratio to ${
+    `kernels, of cuBLAS, TF.js and jax-js, and ours as a ratio to ${
       ref === "cuBLAS" ? "cuBLAS" : "the reference (cuBLAS, else the fastest GPU peer)"
     }:`,
     "",
-    `| M x K x N | planned | plan | best of ours | cuBLAS | TF.js | planned / ${ref} | best / ${ref} |`,
-    "| --- | ---: | --- | --- | ---: | ---: | ---: | ---: |",
+    `| M x K x N | planned | plan | best of ours | cuBLAS | TF.js | jax-js | planned / ${ref} | best / ${ref} |`,
+    "| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |",
     ...rows.map((r, i) =>
       `| ${r.label} | ${num(r.step)} | ${r.plan ? planLabel(r.plan) : "-"} | ${
         r.best ? `${num(r.best.gflops)} (${r.best.kernel})` : "-"
-      } | ${num(r.cublas)} | ${num(r.tfjs)} | ${times(stepRatios[i])} | ${times(bestRatios[i])} |`
+      } | ${num(r.cublas)} | ${num(r.tfjs)} | ${num(r.jaxjs)} | ${times(stepRatios[i])} | ${
+        times(bestRatios[i])
+      } |`
     ),
-    `| geometric mean | | | | | | ${times(geomean(stepRatios))} | ${times(geomean(bestRatios))} |`,
+    `| geometric mean | | | | | | | ${times(geomean(stepRatios))} | ${
+      times(geomean(bestRatios))
+    } |`,
   ].join("\n");
 }
 
@@ -294,18 +300,20 @@ function shapeTable(record: RunRecord, seed: number, rows: HeldoutRow[]): string
       : "-";
     return `| ${r.label} | ${r.from} | ${exponent(flops(r.shape), 1)} | ${
       r.best ? `${num(r.best.gflops)} (${currentId(r.best.kernel)})` : "-"
-    } | ${num(r.cublas)} | ${num(r.tfjs)} | ${ratioOf(r)?.toFixed(2) ?? "-"} | ${gap} |`;
+    } | ${num(r.cublas)} | ${num(r.tfjs)} | ${num(r.jaxjs)} | ${
+      ratioOf(r)?.toFixed(2) ?? "-"
+    } | ${gap} |`;
   };
   return [
     `Held-out shapes on ${record.device.description}, seed ${seed}, GFLOP/s, lowest ratio to ` +
     `cuBLAS first${long ? ` (the ${half} lowest and ${half} highest of ${sorted.length})` : ""}:`,
     "",
-    "| M x K x N | from | FLOP | best of ours | cuBLAS | TF.js | best / cuBLAS | ours - cuBLAS (us) |",
-    "| --- | --- | ---: | --- | ---: | ---: | ---: | ---: |",
+    "| M x K x N | from | FLOP | best of ours | cuBLAS | TF.js | jax-js | best / cuBLAS | ours - cuBLAS (us) |",
+    "| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |",
     ...(long
       ? [
         ...sorted.slice(0, half).map(line),
-        `| ... ${sorted.length - 2 * half} more | | | | | | | |`,
+        `| ... ${sorted.length - 2 * half} more | | | | | | | | |`,
         ...sorted.slice(-half).map(line),
       ]
       : sorted.map(line)),

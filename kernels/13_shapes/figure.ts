@@ -3,7 +3,7 @@
  * (kernels/13_shapes/plans.ts: the grid the runner launches, workgroups resident per SM, and
  * ceil(W / (SMs x resident)) waves, a partly empty last wave costing a full one).
  */
-import type { DeviceSummary } from "../../lib/gpu.ts";
+import { MODEL_DEVICE } from "../../lib/kernels/device.ts";
 import { shapeLabel } from "../../lib/matrix.ts";
 import { generatedParams } from "../12_generated/step.ts";
 import {
@@ -27,18 +27,6 @@ import {
   WIDTH,
 } from "../../lib/figures/svg.ts";
 
-/** The device the wave model describes: the picker's table row for an H200 (132 SMs). */
-const MODEL_GPU: DeviceSummary = {
-  description: "NVIDIA H200",
-  vendor: "nvidia",
-  architecture: "hopper",
-  device: "",
-  isFallbackAdapter: false,
-  software: false,
-  features: [],
-  limits: {},
-};
-
 /** Full waves drawn before the rest are summarised in one line. */
 const FULL_WAVES_DRAWN = 2;
 
@@ -47,7 +35,7 @@ export function wavesFigure(ctx: FigureContext): ConceptFigure {
   if (p.PLAN === PLAN_GEMV) {
     throw new RangeError("the wave figure draws tile plans (PLAN 0), not the matrix-vector one");
   }
-  const model = deviceModel(MODEL_GPU);
+  const model = deviceModel(MODEL_DEVICE);
   const plan = planLaunchPlan(ctx.shape, p);
   const workgroups = plan.grid[0] * plan.grid[1] * plan.grid[2];
   const resident = residentPerSm(generatedParams(p));

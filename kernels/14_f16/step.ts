@@ -4,7 +4,7 @@
  * only the element type of the matrices, the tiles and the multiply-adds changes.
  */
 import { tiledModel } from "../../lib/kernels/cost.ts";
-import { type KernelSpec, type Params, stepLayout, variantLayout } from "../../lib/kernels/spec.ts";
+import { type KernelSpec, stepLayout, variantLayout } from "../../lib/kernels/spec.ts";
 import { ANY, tileBytes } from "../../lib/kernels/tiling.ts";
 import { generateWgsl } from "../12_generated/generate.ts";
 import { generatedParams, step as generated } from "../12_generated/step.ts";

@@ -4,14 +4,8 @@
  * A static vega-lite twin draws the same cells for SVG/PNG and notebook fallbacks.
  */
 import type { Params } from "../registry.ts";
-import {
-  FONT,
-  type PlotlyChart,
-  SCHEMA,
-  VEGA_CONFIG,
-  type VegaLiteSpec,
-  wrapText,
-} from "./common.ts";
+import { FONT } from "../font.ts";
+import { type PlotlyChart, SCHEMA, VEGA_CONFIG, type VegaLiteSpec, wrapText } from "./common.ts";
 
 /** One configuration the tuner tried (failed or invalid ones carry no gflops). */
 export interface TuneTrial {

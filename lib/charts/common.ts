@@ -2,6 +2,7 @@
  * What every chart builder returns, and the small helpers they share. Builders take measured
  * data (a run record, or rows derived from one) and return a spec; they never hold numbers.
  */
+import { FONT } from "../font.ts";
 import type { TopLevelSpec } from "vega-lite";
 import type { KernelResult, PeerResult, RunRecord } from "../record.ts";
 
@@ -34,9 +35,6 @@ export interface PlotlyChart {
 }
 
 export type Chart = VegaChart | PlotlyChart;
-
-/** The one font the renderer embeds (DejaVu ships with Debian's fonts-dejavu-core). */
-export const FONT = "DejaVu Sans";
 
 /** Shared vega-lite config: the embedded font everywhere, a white background. */
 export const VEGA_CONFIG = {
@@ -79,6 +77,7 @@ export function peerLabel(peer: string): string {
   const names: Record<string, string> = {
     "cublas": "cuBLAS",
     "tfjs-webgpu": "TF.js WebGPU",
+    "jaxjs-webgpu": "jax-js WebGPU",
     "openblas-1t": "OpenBLAS (1 thread)",
     "openblas-all": "OpenBLAS (all threads)",
     "jaxjs-wasm": "jax-js (wasm, all threads)",

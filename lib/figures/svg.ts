@@ -3,7 +3,7 @@
  * (DejaVu Sans, which lib/render.ts embeds when it rasterises), one palette, a title and a
  * legend. No ids and no external references, so several figures can sit in one notebook page.
  */
-import { FONT } from "../charts/common.ts";
+import { FONT } from "../font.ts";
 import type { ConceptFigure } from "../kernels/spec.ts";
 
 export type { ConceptFigure };

@@ -19,7 +19,7 @@
  *   each bank 32 bits wide per clock cycle);
  * - [Hopper] NVIDIA's H100 whitepaper and Hopper tuning guide: 128 FP32 lanes per SM.
  */
-import type { DeviceSummary } from "../gpu.ts";
+import { type DeviceSummary, namedDevice } from "../gpu.ts";
 
 /** What the plan picker knows of a GPU. */
 export interface DeviceModel {
@@ -233,3 +233,9 @@ export function occupancy(
   const resident = Math.max(1, byLimit[limitedBy]);
   return { resident, invocations: resident * threads, byLimit, limitedBy, registers: granted };
 }
+
+/**
+ * The adapter the models describe when no measured device is named (the notebooks' tables of an
+ * H200, the waves figure): WebGPU's description of it, which keys the H200 row of the table.
+ */
+export const MODEL_DEVICE: DeviceSummary = namedDevice("NVIDIA H200");

@@ -92,7 +92,7 @@ export interface StepLayout {
   number: number;
   /** "vectorize": how notebooks, tests, tools and records refer to the step. */
   name: string;
-  /** Its WGSL, relative to kernels/. */
+  /** Its WGSL, relative to kernels/ (a step outside the project: the file's URL). */
   file: string;
 }
 
@@ -222,7 +222,11 @@ export function stepLayout(moduleUrl: string): StepLayout {
   if (!match || parts.at(-3) !== "kernels") {
     throw new Error(`${moduleUrl}: a step lives in kernels/NN_name/step.ts`);
   }
-  return { id, number: Number(match[1]), name: match[2], file: `${id}/kernel.wgsl` };
+  // The project's own steps name their WGSL relative to kernels/; a step from elsewhere by URL.
+  const own =
+    new URL(`../../kernels/${id}/`, import.meta.url).href === new URL(".", moduleUrl).href;
+  const file = own ? `${id}/kernel.wgsl` : new URL("kernel.wgsl", moduleUrl).href;
+  return { id, number: Number(match[1]), name: match[2], file };
 }
 
 /**

@@ -3,8 +3,8 @@
  * next and the bound each quantity implies, at the reader's size and at 4096 on the H200, and
  * how a measurement compares with the model's bounds.
  */
-import { type DeviceSummary, namedDevice } from "../gpu.ts";
-import { gpuModel, H200 } from "../kernels/device.ts";
+import type { DeviceSummary } from "../gpu.ts";
+import { gpuModel, H200, MODEL_DEVICE } from "../kernels/device.ts";
 import { type Bound, type Limit, type StepModel, stepModel } from "../kernels/model.ts";
 import { type Shape, shapeLabel, square } from "../matrix.ts";
 import type { KernelResult, RunRecord } from "../record.ts";
@@ -20,7 +20,6 @@ import type { Session } from "./session.ts";
 export const MODEL_SIZE = 4096;
 
 /** An H200 as WebGPU describes it, for the plan picker when no record names one. */
-const H200_ADAPTER: DeviceSummary = namedDevice("NVIDIA H200");
 
 /** The parameters a kernel runs with on `device` at `shape`, without an adapter at hand. */
 function paramsFor(spec: KernelSpec, shape: Shape, device: DeviceSummary): Params {
@@ -52,7 +51,7 @@ async function h200Params(spec: KernelSpec): Promise<Params> {
   const found = await recordedResult(spec, shape);
   return found && /h200/i.test(found.record.device.description)
     ? { ...spec.params, ...found.result.params }
-    : paramsFor(spec, shape, H200_ADAPTER);
+    : paramsFor(spec, shape, MODEL_DEVICE);
 }
 
 /** One row of the table: a quantity and how to read it off a model. */

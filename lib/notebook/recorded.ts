@@ -182,7 +182,7 @@ export async function showRecorded(keys: string[], live: KernelResult[] = []): P
     ratio(liveAt, id),
   ]);
   for (const [peer, gflops] of peersAt) {
-    if (peer === "cublas" || peer === "tfjs-webgpu") {
+    if (peer === "cublas" || peer === "tfjs-webgpu" || peer === "jaxjs-webgpu") {
       rows.push([
         peerLabel(peer),
         gflops,

@@ -5,7 +5,6 @@
 import { measureCeilings } from "../ceilings.ts";
 import { acquireGpu, type DeviceSummary, type Gpu } from "../gpu.ts";
 import { ladderSizes } from "../sizes.ts";
-import type { Shape } from "../matrix.ts";
 import type { Ceilings } from "../record.ts";
 import { type Cell, fmt, showNote, showTable } from "./format.ts";
 

@@ -30,21 +30,7 @@ import { kernel } from "../kernels.ts";
 import { previousStep } from "../diff.ts";
 import { newestGpuRun } from "../recorded.ts";
 import type { Session } from "../session.ts";
-
-/**
- * The device the model's tables describe: an H200 as the picker's table has it (132 SMs, the
- * same count as the H100 SXM). Its description is the table's key; nothing here is measured.
- */
-export const MODEL_DEVICE: DeviceSummary = {
-  description: "NVIDIA H200",
-  vendor: "nvidia",
-  architecture: "hopper",
-  device: "",
-  isFallbackAdapter: false,
-  software: false,
-  features: [],
-  limits: {},
-};
+import { MODEL_DEVICE } from "../../kernels/device.ts";
 
 /**
  * The wave arithmetic of every suite shape on `device`: the grid of the 128 x 256 x 16 TN 16
