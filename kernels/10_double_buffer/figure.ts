@@ -3,7 +3,7 @@
  * register prefetch into the other buffer with one barrier per tile (kernels/10_double_buffer).
  * A schematic: the lengths of the blocks are not measured.
  */
-import { loadsPerInvocation } from "./step.ts";
+import { loadsPerInvocation } from "../../lib/kernels/tiling.ts";
 import { ceilDiv } from "../../lib/kernels/cost.ts";
 import { type FigureContext, paramList, stepHeading } from "../../lib/figures/context.ts";
 import {

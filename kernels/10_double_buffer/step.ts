@@ -1,15 +1,9 @@
 /** Double buffering: the next tile's loads fly while this tile's multiply-adds run. */
 import { type KernelSpec, type Params, stepLayout } from "../../lib/kernels/spec.ts";
-import { need, threads8x8, tileBytes } from "../../lib/kernels/tiling.ts";
+import { loadsPerInvocation, need, threads8x8, tileBytes } from "../../lib/kernels/tiling.ts";
 import { step as subgroupTiling, warpTileInvalid } from "../09_subgroup_tiling/step.ts";
 import { doubleBufferFigure } from "./figure.ts";
 import { warpTileLoop } from "../../lib/kernels/loops.ts";
-
-/** vec4 loads per invocation per tile: [of A, of B]. */
-export function loadsPerInvocation(p: Params): [number, number] {
-  const t = threads8x8(p);
-  return [p.BM * p.BK / 4 / t, p.BK * p.BN / 4 / t];
-}
 
 const doubleBufferInvalid = (p: Params) =>
   warpTileInvalid(p) ??

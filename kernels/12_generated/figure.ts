@@ -4,8 +4,7 @@
  * kernel's nested array takes a literal buffer and k row and a loop-invariant column, whose clamp
  * can be computed once before the loop (data/naga/clamps.json has the SPIR-V).
  */
-import { type GeneratedParams, tileBody } from "./generate.ts";
-import { generatedParams } from "./step.ts";
+import { type GeneratedParams, generatedParams, tileBody } from "./generate.ts";
 import { type FigureContext, paramList, stepHeading } from "../../lib/figures/context.ts";
 import {
   COLOR,

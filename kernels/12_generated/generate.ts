@@ -75,6 +75,24 @@ export const ALL_TRANSFORMS = { UNROLL: 1, NESTED: 1, LITERAL_BUFFER: 1 } as con
  */
 export const STEP_TRANSFORMS = { UNROLL: 1, NESTED: 1, LITERAL_BUFFER: 0 } as const;
 
+/** The step's default parameters: 128 x 128 x 8 tiles, TN 8, STEP_TRANSFORMS. */
+export const DEFAULTS: GeneratedParams = {
+  BM: 128,
+  BN: 128,
+  BK: 8,
+  TN: 8,
+  PAD: 0,
+  GROUP_M: 1,
+  AHEAD: 0,
+  ...STEP_TRANSFORMS,
+};
+
+/** The generator's parameters out of the runner's (missing ones take the defaults). */
+export const generatedParams = (p: Record<string, number>): GeneratedParams => ({
+  ...DEFAULTS,
+  ...p,
+});
+
 /** Rows of C per invocation: two vec4s of A, at row offsets 0 and 16 of the subgroup's block. */
 const ROWS = 8;
 

@@ -8,29 +8,11 @@
 import { type KernelSpec, type Params, stepLayout } from "../../lib/kernels/spec.ts";
 import { tileBytes } from "../../lib/kernels/tiling.ts";
 import { step as autotuned } from "../11_autotune/step.ts";
-import {
-  ALL_TRANSFORMS,
-  type GeneratedParams,
-  generateWgsl,
-  STEP_TRANSFORMS,
-  whyInvalid,
-} from "./generate.ts";
+import { ALL_TRANSFORMS, DEFAULTS, generatedParams, generateWgsl, whyInvalid } from "./generate.ts";
 import { clampFigure } from "./figure.ts";
 import { warpTileLoop } from "../../lib/kernels/loops.ts";
 
-/** The generator's parameters out of the runner's (missing ones take the defaults). */
-export const generatedParams = (p: Params): GeneratedParams => ({ ...DEFAULTS, ...p });
-
-const DEFAULTS: GeneratedParams = {
-  BM: 128,
-  BN: 128,
-  BK: 8,
-  TN: 8,
-  PAD: 0,
-  GROUP_M: 1,
-  AHEAD: 0,
-  ...STEP_TRANSFORMS,
-};
+export { generatedParams };
 
 const layout = stepLayout(import.meta.url);
 

@@ -23,6 +23,12 @@ export const blockGrid = (s: Shape, p: Params): [number, number, number] => [
 /** Invocations of the kernels where each one owns an 8 x 8 block of C. */
 export const threads8x8 = (p: Params): number => (p.BM / 8) * (p.BN / 8);
 
+/** vec4 loads per invocation per tile, of A and of B, when each invocation owns 8 x 8 of C. */
+export function loadsPerInvocation(p: Params): [number, number] {
+  const t = threads8x8(p);
+  return [p.BM * p.BK / 4 / t, p.BK * p.BN / 4 / t];
+}
+
 /** The message of the first rule that does not hold, or undefined when all hold. */
 export function need(...rules: [boolean, string][]): string | undefined {
   return rules.find(([ok]) => !ok)?.[1];
