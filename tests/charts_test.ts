@@ -259,7 +259,7 @@ Deno.test("shape view: ours, cuBLAS and TF.js per suite shape as a ratio to cuBL
   assertAxisTitles(svg, ["M x K x N", "GFLOP/s / cuBLAS's"]);
   assert.equal(countRole(svg, "bar"), 8);
   assert.match(JSON.stringify(chart.spec.title), /geometric mean of ours \/ cuBLAS: 0\.45/);
-  assert.ok(allCharts(record).charts.some((c) => c.name === "shapes"));
+  assert.ok(allCharts(record).charts.some((c) => c.name === "suite"));
 });
 
 Deno.test("builders refuse records with nothing measured", () => {
@@ -288,7 +288,7 @@ Deno.test("builders refuse records with nothing measured", () => {
     "scaling",
     "intensity",
     "cpu",
-    "autotune",
+    "tuning",
   ]);
 });
 
@@ -389,7 +389,7 @@ Deno.test("HTML exports open offline in headless Chromium without console errors
       "scaling",
       "intensity",
       "cpu",
-      "autotune",
+      "tuning",
     ]);
     for (const f of files.filter((f) => f.format === "png")) {
       await assertPngNotBlank(await Deno.readFile(f.path), 100);

@@ -55,14 +55,14 @@ export function allCharts(
   attempt("bound", () => boundChart(record));
   attempt("scaling", () => scalingChart(record));
   // The shape view belongs to records that measured the shape suite against cuBLAS.
-  if (suiteRows(record).some((r) => r.cublas)) attempt("shapes", () => shapesChart(record));
+  if (suiteRows(record).some((r) => r.reference)) attempt("suite", () => shapesChart(record));
   const sizes = [...new Set(measured(record.results).filter(isSquare).map((r) => r.n))];
   // Teaching-only variants (deliberately broken kernels) have no place in the model chart.
   const kernels = opts.kernels ?? KERNELS.filter((k) => !k.demo);
   attempt("intensity", () => intensityChart(modeledIntensity(kernels, sizes)));
   attempt("cpu", () => cpuChart(cpuData(record)));
   const tunings = record.tuning ?? [];
-  if (!tunings.length) skipped.push({ name: "autotune", reason: "no tuning trials in the record" });
+  if (!tunings.length) skipped.push({ name: "tuning", reason: "no tuning trials in the record" });
   tunings.forEach((t, i) =>
     attempt(`autotune${i ? `-${i}` : ""}`, () => {
       const at = ` · searched at ${shapeLabel(t.shape)}`;

@@ -211,5 +211,5 @@ export function autotuneChart(trials: TuneTrial[], opts: AutotuneOptions = {}): 
     ],
   } as VegaLiteSpec;
 
-  return { kind: "plotly", name: "autotune", figure, fallback };
+  return { kind: "plotly", name: "tuning", figure, fallback };
 }
