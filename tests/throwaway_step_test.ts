@@ -36,6 +36,8 @@ import { oneElementFigure } from "${lib}figures/access.ts";
 
 export const step: KernelSpec = {
   ...stepLayout(import.meta.url),
+  // Outside the project's kernels/ folder, the WGSL is named by its URL.
+  file: new URL("kernel.wgsl", import.meta.url).href,
   title: "Throwaway",
   idea: "02 with x on columns, to prove that a step is a folder and a registry line.",
   entryPoint: "main",

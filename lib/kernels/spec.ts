@@ -92,7 +92,10 @@ export interface StepLayout {
   number: number;
   /** "vectorize": how notebooks, tests, tools and records refer to the step. */
   name: string;
-  /** Its WGSL, relative to kernels/ (a step outside the project: the file's URL). */
+  /**
+   * Its WGSL, relative to kernels/ (a step registered from outside the project sets its file's
+   * URL here instead: `new URL("kernel.wgsl", import.meta.url).href`).
+   */
   file: string;
 }
 
@@ -185,7 +188,7 @@ export interface KernelSpec extends StepLayout {
   figure?(ctx: FigureContext): ConceptFigure;
   /** What the notebook's diff compares this step with, when not the step before at defaults. */
   change?: Change;
-  /** Runs on the shape suite (lib/bench_args.ts SHAPE_SUITE) beside cuBLAS and TF.js. */
+  /** Runs on the shape suite (lib/suite.ts SHAPE_SUITE) beside the peers. */
   suite?: boolean;
 }
 
@@ -222,11 +225,7 @@ export function stepLayout(moduleUrl: string): StepLayout {
   if (!match || parts.at(-3) !== "kernels") {
     throw new Error(`${moduleUrl}: a step lives in kernels/NN_name/step.ts`);
   }
-  // The project's own steps name their WGSL relative to kernels/; a step from elsewhere by URL.
-  const own =
-    new URL(`../../kernels/${id}/`, import.meta.url).href === new URL(".", moduleUrl).href;
-  const file = own ? `${id}/kernel.wgsl` : new URL("kernel.wgsl", moduleUrl).href;
-  return { id, number: Number(match[1]), name: match[2], file };
+  return { id, number: Number(match[1]), name: match[2], file: `${id}/kernel.wgsl` };
 }
 
 /**
