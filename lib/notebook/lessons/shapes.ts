@@ -11,6 +11,14 @@ import type { KernelResult, PeerResult, RunRecord } from "../../record.ts";
 import { runKernel } from "../../runner.ts";
 import { geomean, ratio } from "../../compare.ts";
 import { suiteRows } from "../../suite.ts";
+import {
+  BARS,
+  heldoutOf,
+  type HeldoutRow,
+  heldoutRows,
+  heldoutSummary,
+  speedsOf,
+} from "../../heldout.ts";
 import { recordedTuning } from "../../tuning.ts";
 import { openTfjs } from "../../peers/tfjs.ts";
 import {
@@ -204,6 +212,88 @@ export async function showRecordedSuite(): Promise<boolean> {
     ],
     `Recorded: ${found.record.device.description}, ${found.record.date.slice(0, 10)}, ` +
       `commit ${found.record.commit.slice(0, 7)} (${found.path.replace(/^.*\/data\//, "data/")})`,
+  );
+  return true;
+}
+
+/**
+ * The GPU host's held-out shapes (`deno task bench --heldout N`): shapes drawn after the code was
+ * fixed, which no search or test of ours read. The bars' figures (lib/heldout.ts) over them and
+ * over the suite side by side, then the worst and best few shapes: the planner judged on shapes
+ * it never saw, not only on the ones it was tuned on.
+ */
+export async function showRecordedHeldout(shown = 8): Promise<boolean> {
+  const found = await newestGpuRun((r) => heldoutOf(r) !== undefined);
+  const section = found && heldoutOf(found.record);
+  if (!found || !section) {
+    await showNote(
+      "**No GPU record with held-out shapes is committed yet** (`deno task bench --heldout 40`).",
+    );
+    return false;
+  }
+  const rows = heldoutRows(found.record, section);
+  const held = heldoutSummary(speedsOf(rows));
+  const suite = heldoutSummary(speedsOf(suiteRows(found.record)));
+  const f = (x?: number) => x === undefined ? "" : x;
+  await showTable(
+    [
+      "shapes",
+      "count",
+      "best / cuBLAS, geometric mean",
+      "worst at >= 1e8 FLOP",
+      "median gap < 1e8 FLOP (us)",
+    ],
+    [
+      [
+        "suite (tuned on)",
+        suite.count,
+        f(suite.geomean),
+        f(suite.large.worst?.ratio),
+        f(suite.small.medianGapUs),
+      ],
+      [
+        `held out (seed ${section.seed})`,
+        held.count,
+        f(held.geomean),
+        f(held.large.worst?.ratio),
+        f(held.small.medianGapUs),
+      ],
+    ],
+    `Recorded: ${found.record.device.description}, ${found.record.date.slice(0, 10)}; the bars: ` +
+      `mean >= ${BARS.geomean}, none under ${BARS.worstLarge} at >= 1e8 FLOP, ` +
+      `median gap <= ${BARS.smallGapUs} us below`,
+  );
+  const of = (r: HeldoutRow) => ratio(r.best?.gflops, r.cublas) ?? 0;
+  const sorted = [...rows].sort((a, b) => of(a) - of(b));
+  const pick = sorted.length > 2 * shown
+    ? [...sorted.slice(0, shown), ...sorted.slice(-shown)]
+    : sorted;
+  await showTable(
+    [
+      "M x K x N",
+      "from",
+      "planned",
+      "plan",
+      "best of ours",
+      "cuBLAS",
+      "TF.js",
+      "jax-js",
+      "best / cuBLAS",
+    ],
+    pick.map((r): Cell[] => [
+      r.label,
+      r.from,
+      r.step,
+      r.plan ? planLabel(r.plan) : "",
+      r.best ? `${fmt(r.best.gflops)} (${r.best.kernel})` : "",
+      r.cublas,
+      r.tfjs,
+      r.jaxjs,
+      ratio(r.best?.gflops, r.cublas),
+    ]),
+    sorted.length > pick.length
+      ? `The ${shown} lowest and ${shown} highest of ${sorted.length} held-out shapes, GFLOP/s`
+      : `Every held-out shape, GFLOP/s, lowest ratio first`,
   );
   return true;
 }
