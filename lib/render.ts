@@ -142,6 +142,47 @@ export async function svgToPng(svg: string, scale = 2): Promise<Uint8Array> {
   }
 }
 
+/**
+ * Base64 of binary data (a PNG in a notebook bundle), in chunks: spreading a large array into one
+ * call overflows the stack.
+ */
+export function encodeBase64(bytes: Uint8Array): string {
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(binary);
+}
+
+/** A box in an SVG's user units. */
+export interface Box {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/**
+ * The box that an SVG's elements cover, text included (laid out with the embedded fonts), wherever
+ * they lie: not clipped to the document's width and height, so a test can see what would be cut
+ * off. Undefined for a document that draws nothing.
+ */
+export async function drawnBox(svg: string): Promise<Box | undefined> {
+  const fontBuffers = await resvg();
+  const renderer = new Resvg(svg, {
+    font: { fontBuffers, defaultFontFamily: FONT, sansSerifFamily: FONT, loadSystemFonts: false },
+  });
+  try {
+    const box = renderer.getBBox();
+    if (!box) return undefined;
+    const { x, y, width, height } = box;
+    box.free();
+    return { x, y, width, height };
+  } finally {
+    renderer.free();
+  }
+}
+
 /** PNG of a chart at 2x. */
 export async function chartPng(chart: Chart, scale = 2): Promise<Uint8Array> {
   return svgToPng(await chartSvg(chart), scale);

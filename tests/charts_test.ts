@@ -38,7 +38,7 @@ import {
   tuneCells,
   type TuneTrial,
 } from "../lib/charts/mod.ts";
-import { chartBundle, chartMetadata } from "../lib/notebook/charts.ts";
+import { chartBundle } from "../lib/notebook/charts.ts";
 import { chartHtml, chartPng, chartSvg, svgToPng } from "../lib/render.ts";
 import { exportCharts, parseExportArgs } from "../tools/export.ts";
 
@@ -328,19 +328,28 @@ Deno.test("PNG: 2x scale, decodes, not blank, text drawn with the embedded fonts
   assert.ok(differing > 1000, `only ${differing} bytes differ without text`);
 });
 
-Deno.test("notebook bundles: vega-lite JSON + SVG, plotly JSON + PNG", async () => {
+/** The PNG of a notebook bundle, decoded from its base64. */
+const bundlePng = (bundle: Record<string, unknown>) =>
+  Uint8Array.from(atob(bundle["image/png"] as string), (c) => c.charCodeAt(0));
+
+Deno.test("notebook bundles: vega-lite JSON + SVG + PNG at the SVG's size, plotly JSON + PNG", async () => {
   const { record } = await liveRun();
   const vl = await chartBundle(ladderChart(record));
   assert.ok("application/vnd.vegalite.v5+json" in vl);
-  assert.match(vl["image/svg+xml"] as string, /^<svg/);
+  const svg = vl["image/svg+xml"] as string;
+  assert.match(svg, /^<svg/);
+  const svgWidth = Number(/<svg[^>]*width="([\d.]+)"/.exec(svg)![1]);
+  const { width } = await assertPngNotBlank(bundlePng(vl), 100);
+  assert.equal(width, Math.ceil(svgWidth), "the PNG is drawn at the size the chart is shown");
   const trials = record.tuning![0].trials;
   const pl = await chartBundle(autotuneChart(trials));
   assert.equal(
     (pl["application/vnd.plotly.v1+json"] as { data: { type: string }[] }).data[0].type,
     "heatmap",
   );
-  const png = Uint8Array.from(atob(pl["image/png"] as string), (c) => c.charCodeAt(0));
-  await assertPngNotBlank(png, 100);
+  const heatmap = await assertPngNotBlank(bundlePng(pl), 100);
+  const fallback = await chartSvg(autotuneChart(trials));
+  assert.equal(heatmap.width, Math.ceil(Number(/<svg[^>]*width="([\d.]+)"/.exec(fallback)![1])));
 });
 
 /**
@@ -482,8 +491,7 @@ Deno.test("charts of the H200 records fit a 900 px output area, legends uncut, c
         }
       }
       if (chart.kind === "plotly") {
-        const bundle = await chartBundle(chart);
-        const shown = (chartMetadata(bundle)["image/png"] as { width: number }).width;
+        const { width: shown } = await decodePng(bundlePng(await chartBundle(chart)));
         assert.ok(shown <= MAX_CHART_PX, `${chart.name}: PNG shown ${shown} px wide`);
       }
     }

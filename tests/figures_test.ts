@@ -5,9 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { loadKernelSource } from "../lib/gpu.ts";
-import { svgToPng } from "../lib/render.ts";
+import { drawnBox, svgToPng } from "../lib/render.ts";
 import { conceptFigure, conceptSteps, showConcept } from "../lib/notebook/concept.ts";
 import { subgroupAccess } from "../lib/figures/access.ts";
+import { textWidth } from "../lib/figures/svg.ts";
 import {
   FRAGMENT_SOURCE,
   type FragmentMapping,
@@ -78,6 +79,66 @@ Deno.test("every figure is well-formed SVG of modest size that rasterises to a d
     const { width } = await decodePng(png);
     assert.ok(width >= 700 && width <= 900, `${step}: ${width} px wide`);
     await Deno.writeFile(`/tmp/concept_${step}.png`, png);
+  }
+});
+
+/** The shapes a figure is drawn at in the bounds test: the default, a bigger one, odd ones. */
+const FIGURE_SHAPES = [
+  undefined,
+  { m: 8192, k: 8192, n: 8192 },
+  { m: 1000, k: 3000, n: 777 },
+  { m: 16, k: 4096, n: 4096 },
+];
+
+Deno.test("nothing drawn outside a figure: at every knob point and several shapes", async () => {
+  let drawn = 0;
+  for (const step of LADDER) {
+    const spec = findKernel(step)!;
+    for (const point of [{}, ...(spec.knob?.points ?? [])]) {
+      for (const shape of FIGURE_SHAPES) {
+        let svg: string;
+        try {
+          svg = conceptFigure(step, point, shape).svg;
+        } catch (e) {
+          // A point the figure does not draw (13's matrix-vector plan) is refused as a range.
+          if (e instanceof RangeError) continue;
+          throw e;
+        }
+        const [width, height] = /width="([\d.]+)" height="([\d.]+)"/.exec(svg)!.slice(1)
+          .map(Number);
+        // The white background covers the whole document: measure what is drawn on it.
+        const box = await drawnBox(svg.replace(/<rect x="0" y="0" [^>]*fill="white"\/>/, ""));
+        const where = `${step} ${JSON.stringify(point)} at ${JSON.stringify(shape ?? "default")}`;
+        assert.ok(box, `${where}: draws nothing`);
+        assert.ok(box.x >= 0 && box.y >= 0, `${where}: drawn from (${box.x}, ${box.y})`);
+        assert.ok(
+          box.x + box.width <= width && box.y + box.height <= height,
+          `${where}: drawn to (${box.x + box.width}, ${box.y + box.height}), ` +
+            `outside ${width} x ${height}`,
+        );
+        drawn++;
+      }
+    }
+  }
+  assert.ok(drawn > 4 * LADDER.length, `only ${drawn} figures drawn`);
+});
+
+Deno.test("textWidth is the width DejaVu Sans draws", async () => {
+  const texts = ["16 floats (offsets 0, 4096, 8192, …, 61440)", "Workgroup WxYz · 3×4 → ⌊k/2⌋"];
+  for (const text of texts) {
+    for (const bold of [false, true]) {
+      const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="2000" height="40">` +
+        `<text x="0" y="20" font-size="12"${
+          bold ? ' font-weight="bold"' : ""
+        }>${text}</text></svg>`;
+      const inked = (await drawnBox(svg))!.width;
+      const estimated = textWidth(text, 12, bold);
+      // The advance runs past the ink by a side bearing: at most a few pixels at 12 px.
+      assert.ok(
+        estimated >= inked && estimated - inked < 4,
+        `${text}${bold ? " (bold)" : ""}: ${estimated} estimated, ${inked} drawn`,
+      );
+    }
   }
 });
 
@@ -168,4 +229,26 @@ Deno.test("showConcept prints the caption outside a notebook", async () => {
     console.log = log;
   }
   assert.equal(logged[0], conceptFigure("f16").caption);
+});
+
+Deno.test("showConcept in a notebook: the SVG and a PNG of it at the size it is shown", async () => {
+  const shown: Record<string, unknown>[] = [];
+  // A stand-in for the kernel's display; the setter is how the kernel installs it.
+  const deno = Deno as unknown as { jupyter: unknown };
+  deno.jupyter = { display: (bundle: Record<string, unknown>) => void shown.push(bundle) };
+  try {
+    await showConcept("naive");
+  } finally {
+    deno.jupyter = undefined;
+  }
+  const { svg, caption } = conceptFigure("naive");
+  assert.equal(shown.length, 1);
+  assert.equal(shown[0]["image/svg+xml"], svg);
+  assert.equal(shown[0]["text/plain"], caption);
+  const png = Uint8Array.from(atob(shown[0]["image/png"] as string), (c) => c.charCodeAt(0));
+  const { width, height } = await assertPngNotBlank(png, 700);
+  assert.deepEqual(
+    [width, height],
+    /width="(\d+)" height="(\d+)"/.exec(svg)!.slice(1).map(Number),
+  );
 });

@@ -13,6 +13,7 @@ import {
   heading,
   legend,
   MARGIN,
+  textWidth,
   tint,
   WIDTH,
 } from "./svg.ts";
@@ -72,6 +73,12 @@ export function subgroupAccess(
     of("C", lanes.map(({ row, col }) => row * shape.n + col)),
   ];
 }
+
+/** The sector rows' labels: their size, and the space between the last sector and them. */
+const LABEL_SIZE = 11;
+const LABEL_GAP = 8;
+/** The space between two sectors that are not adjacent in memory. */
+const SECTOR_GAP = 3;
 
 /** Runs of consecutive sectors: 1 means one contiguous piece of memory. */
 const runs = (sectors: number[]) =>
@@ -187,15 +194,30 @@ export function oneElementFigure(ctx: FigureContext, mapping: OneElementMapping)
   const labelW = 24;
   for (const a of accesses) {
     const count = a.sectors.length;
-    // Adjacent sectors touch; a gap means a jump in memory.
-    const gaps = count - runs(a.sectors);
-    const slot = Math.min(5.6, (WIDTH - 2 * MARGIN - labelW - 300 - 3 * gaps) / (8 * count));
+    const used = new Set(a.offsets);
+    const distinct = [...used].sort((p, q) => p - q);
+    const list = distinct.length <= 5
+      ? distinct.join(", ")
+      : `${distinct.slice(0, 4).join(", ")}, …, ${distinct.at(-1)}`;
+    const r = runs(a.sectors);
+    const labels = [
+      `${distinct.length} float${distinct.length > 1 ? "s" : ""} (offsets ${list})`,
+      `${count} sector${count > 1 ? "s" : ""}, ${r} contiguous run${r > 1 ? "s" : ""}; ` +
+      `${distinct.length * 4} of ${count * SECTOR_BYTES} bytes used`,
+    ];
+    // The sectors take what the labels after them leave. Adjacent sectors touch; a gap, one
+    // between each two runs, means a jump in memory.
+    const labelRoom = LABEL_GAP + Math.max(...labels.map((t) => textWidth(t, LABEL_SIZE)));
+    const gaps = r - 1;
+    const slot = Math.min(
+      5.6,
+      (WIDTH - 2 * MARGIN - labelW - labelRoom - SECTOR_GAP * gaps) / (8 * count),
+    );
     const x0 = MARGIN + labelW;
     let bx = x0;
     d.text(MARGIN, y + 17, a.matrix, { size: 14, bold: true, fill: matrixColour[a.matrix] });
-    const used = new Set(a.offsets);
     a.sectors.forEach((s, i) => {
-      if (i > 0 && a.sectors[i - 1] !== s - 1) bx += 3;
+      if (i > 0 && a.sectors[i - 1] !== s - 1) bx += SECTOR_GAP;
       d.rect(bx, y + 4, slot * 8, 16, { fill: COLOR.faint });
       // Runs of used floats in the sector, one rectangle each.
       for (let f = 0; f < 8;) {
@@ -211,25 +233,8 @@ export function oneElementFigure(ctx: FigureContext, mapping: OneElementMapping)
       d.rect(bx, y + 4, slot * 8, 16, { stroke: COLOR.ink, width: 0.6 });
       bx += slot * 8;
     });
-    const distinct = [...used].sort((p, q) => p - q);
-    const list = distinct.length <= 5
-      ? distinct.join(", ")
-      : `${distinct.slice(0, 4).join(", ")}, …, ${distinct.at(-1)}`;
-    const textX = bx + 8;
-    const r = runs(a.sectors);
-    d.text(
-      textX,
-      y + 11,
-      `${distinct.length} float${distinct.length > 1 ? "s" : ""} (offsets ${list})`,
-      { size: 11 },
-    );
-    d.text(
-      textX,
-      y + 25,
-      `${count} sector${count > 1 ? "s" : ""}, ${r} contiguous run${r > 1 ? "s" : ""}; ` +
-        `${distinct.length * 4} of ${count * SECTOR_BYTES} bytes used`,
-      { size: 11, fill: COLOR.muted },
-    );
+    d.text(bx + LABEL_GAP, y + 11, labels[0], { size: LABEL_SIZE });
+    d.text(bx + LABEL_GAP, y + 25, labels[1], { size: LABEL_SIZE, fill: COLOR.muted });
     y += 36;
   }
   y = legend(d, y, [

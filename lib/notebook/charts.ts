@@ -6,14 +6,8 @@
  * them.
  */
 import type { Chart } from "../charts/common.ts";
-import { chartPng, chartSvg, svgToPng } from "../render.ts";
-import {
-  type DisplayBundle,
-  type DisplayMetadata,
-  inJupyter,
-  type LiveDisplay,
-  showBundle,
-} from "./jupyter.ts";
+import { chartPng, chartSvg, encodeBase64, svgToPng } from "../render.ts";
+import { type DisplayBundle, inJupyter, type LiveDisplay, showBundle } from "./jupyter.ts";
 
 /**
  * JupyterLab and VS Code render vega-lite under the v5 media type; our specs use only what v5
@@ -25,7 +19,8 @@ const V5_SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json";
 /**
  * The MIME bundle for a chart, fallback images included. A vega-lite bundle carries a PNG
  * because JupyterLab's vega renderer (@jupyterlab/vega5-extension) adds one to any vega-lite
- * output that lacks it, which marks a stored notebook modified as soon as it is opened.
+ * output that lacks it, which marks a stored notebook modified as soon as it is opened. The PNG is
+ * drawn at the size the chart is shown, so the notebook stores each chart's pixels once.
  */
 export async function chartBundle(chart: Chart): Promise<DisplayBundle> {
   const text = `[${chart.kind} chart: ${chart.name}]`;
@@ -34,38 +29,19 @@ export async function chartBundle(chart: Chart): Promise<DisplayBundle> {
     return {
       [VEGA_LITE_MIME]: { ...chart.spec, $schema: V5_SCHEMA },
       "image/svg+xml": svg,
-      "image/png": encodeBase64(await svgToPng(svg)),
+      "image/png": encodeBase64(await svgToPng(svg, SHOWN_SCALE)),
       "text/plain": text,
     };
   }
   return {
     "application/vnd.plotly.v1+json": chart.figure,
-    "image/png": encodeBase64(await chartPng(chart)),
+    "image/png": encodeBase64(await chartPng(chart, SHOWN_SCALE)),
     "text/plain": text,
   };
 }
 
-/**
- * Display metadata for a bundle: its PNG (drawn at 2x for sharpness) shown at its CSS width, so
- * it fits the output area like the SVG charts instead of spreading to twice their size.
- */
-export function chartMetadata(bundle: DisplayBundle): DisplayMetadata {
-  const png = bundle["image/png"];
-  if (typeof png !== "string") return {};
-  // The width is the big-endian word at byte 16 (in IHDR): within the first 32 base64 chars.
-  const head = Uint8Array.from(atob(png.slice(0, 32)), (c) => c.charCodeAt(0));
-  const width = new DataView(head.buffer).getUint32(16);
-  return { "image/png": { width: Math.round(width / 2) } };
-}
-
-/** Base64 of binary data, in chunks (spreading a large array into one call overflows the stack). */
-function encodeBase64(bytes: Uint8Array): string {
-  let binary = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(binary);
-}
+/** One PNG pixel per CSS pixel: the chart's own size, as its SVG is shown. */
+const SHOWN_SCALE = 1;
 
 /**
  * Display a chart in the notebook, as a new output or in place of `live`'s (partial charts of a
@@ -77,6 +53,5 @@ export async function showChart(chart: Chart, live?: LiveDisplay): Promise<void>
     return;
   }
   const bundle = await chartBundle(chart);
-  const metadata = chartMetadata(bundle);
-  await (live ? live.update(bundle, metadata) : showBundle(bundle, metadata));
+  await (live ? live.update(bundle) : showBundle(bundle));
 }

@@ -7,7 +7,8 @@
 import { findKernel, KERNELS } from "../registry.ts";
 import type { ConceptFigure, Params } from "../kernels/spec.ts";
 import type { Shape } from "../matrix.ts";
-import { showBundle } from "./jupyter.ts";
+import { encodeBase64, svgToPng } from "../render.ts";
+import { inJupyter, showBundle } from "./jupyter.ts";
 
 export type { ConceptFigure } from "../kernels/spec.ts";
 
@@ -43,10 +44,20 @@ export function conceptFigure(
 }
 
 /**
- * Show a concept figure in the notebook: SVG (rendered by JupyterLab, VS Code, nbconvert and
- * GitHub) with the caption as the plain-text fallback. Outside a kernel it prints the caption.
+ * Show a concept figure in the notebook: SVG for the viewers that draw it (a trusted notebook in
+ * JupyterLab, VS Code, nbconvert), a PNG of it at the size it is shown for those that do not (an
+ * untrusted notebook, GitHub), and the caption as the plain-text fallback. Outside a kernel it
+ * prints the caption.
  */
 export async function showConcept(step: string, params?: Params, shape?: Shape): Promise<void> {
   const figure = conceptFigure(step, params, shape);
-  await showBundle({ "image/svg+xml": figure.svg, "text/plain": figure.caption });
+  if (!inJupyter()) {
+    console.log(figure.caption);
+    return;
+  }
+  await showBundle({
+    "image/svg+xml": figure.svg,
+    "image/png": encodeBase64(await svgToPng(figure.svg, 1)),
+    "text/plain": figure.caption,
+  });
 }
