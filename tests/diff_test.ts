@@ -1,17 +1,21 @@
 /**
- * The notebooks' kernel diffs: the line diff is minimal and its hunks rebuild both texts, and
- * every step of the ladder has the pair of kernels its notebook compares (the first has none).
+ * The notebooks' kernel diffs: the line diff is minimal and its hunks rebuild both texts, every
+ * step of the ladder has the pair of kernels its notebook compares (the first has none), and a
+ * notebook shows each change in at most SHOWN_LINES lines, the rest folded away.
  */
 import assert from "node:assert/strict";
 import { KERNELS } from "../lib/registry.ts";
 import {
   changeSources,
+  diffExcerpt,
   type DiffHunk,
   diffTable,
   kernelDiff,
   showChange,
+  SHOWN_LINES,
   unifiedDiff,
 } from "../lib/notebook/diff.ts";
+import { htmlLines } from "../tools/lesson_check.ts";
 
 const lines = (n: number, tag = "l") => Array.from({ length: n }, (_, i) => `${tag}${i + 1}`);
 const text = (ls: string[]) => ls.join("\n");
@@ -193,4 +197,58 @@ Deno.test("the HTML diff aligns every cell itself (viewers right-align a bare td
   assert.ok(cells.length > 10);
   for (const td of cells) assert.match(td, /text-align:(left|right)/, td);
   assert.ok(cells.filter((td) => /text-align:left/.test(td)).length > cells.length / 3);
+});
+
+Deno.test("an excerpt: the most changed code first, whole hunks that fit, the best one cut", () => {
+  const hunk = (code: number, comments: number): DiffHunk => ({
+    oldStart: 1,
+    oldLines: 0,
+    newStart: 1,
+    newLines: code + comments,
+    lines: [
+      ...lines(code, "x = ").map((t) => ({ kind: "add" as const, text: t })),
+      ...lines(comments, "// ").map((t) => ({ kind: "add" as const, text: t })),
+    ],
+  });
+  // Comment-only hunks rank last; each hunk costs its lines and one gap row, plus one row after.
+  const small = [hunk(0, 6), hunk(3, 0), hunk(5, 0)];
+  assert.deepEqual(diffExcerpt(small, 20), [6, 3, 5]);
+  assert.deepEqual(diffExcerpt(small, 12), [0, 3, 5]);
+  assert.deepEqual(diffExcerpt(small, 8), [0, 0, 5]);
+  // The most telling hunk alone is too long: its first lines, a gap row and a "cut" row.
+  assert.deepEqual(diffExcerpt([hunk(2, 0), hunk(50, 0)], 20), [0, 17]);
+});
+
+/** What showChange shows in a notebook: its HTML, from a stand-in for the kernel's display. */
+async function shownHtml(step: string): Promise<string> {
+  let html = "";
+  const deno = Deno as unknown as { jupyter: unknown };
+  deno.jupyter = { display: (bundle: Record<string, string>) => void (html = bundle["text/html"]) };
+  try {
+    await showChange(step);
+  } finally {
+    deno.jupyter = undefined;
+  }
+  return html;
+}
+
+Deno.test("every step's change shows in at most SHOWN_LINES lines, the rest folded", async () => {
+  for (const spec of LADDER) {
+    const html = await shownHtml(spec.name);
+    const shown = htmlLines(html);
+    assert.ok(shown <= SHOWN_LINES, `${spec.id}: ${shown} lines shown`);
+    if (spec === LADDER[0]) continue;
+    assert.match(html, /<details><summary>The whole kernel \(\d+ lines\)<\/summary>/, spec.id);
+    // Every changed line is in the notebook: in the shown hunks or in the folded whole diff.
+    const { from, to } = await changeSources(spec.name);
+    const cut = /<details><summary>The whole diff: [^<]*<\/summary>(<table[\s\S]*?<\/table>)/
+      .exec(html)?.[1];
+    const table = cut ?? html;
+    const rows = table.match(/<tr style="background:#(e6ffec|ffebe9)">/g)?.length ?? 0;
+    assert.equal(rows, changes(kernelDiff(from!.text.trimEnd(), to.text.trimEnd())), spec.id);
+  }
+  // Steps 12 and 14 change hundreds of lines: a few dozen show, and one line says what is folded.
+  const generated = await shownHtml("generated");
+  assert.match(generated, /<summary>The whole diff: \d+ hunks?, \d+ lines added, \d+ removed \(/);
+  assert.match(generated, /more lines? of this hunk not shown here|hunks? not shown here/);
 });

@@ -230,14 +230,71 @@ export async function changeSources(key: string): Promise<ChangeSources> {
 const trimEnd = (s: string) => s.replace(/\s+$/, "");
 
 /**
+ * Lines a change may take in the notebook, its heading and folded parts included: STYLE.md's
+ * "only the lines that change, up to ~40". A longer diff shows its most telling hunks and folds
+ * the rest away.
+ */
+export const SHOWN_LINES = 40;
+
+/** Unchanged lines around each change: a few, so that a hunk reads in place. */
+const CONTEXT = 2;
+
+/** A WGSL line that carries no code: blank, or only a comment. */
+const isProse = (text: string) => /^\s*(\/\/.*)?$/.test(text);
+
+/** How telling a hunk is: how many lines of code (not comments or blank lines) it changes. */
+const codeChanges = (h: DiffHunk) =>
+  h.lines.filter((l) => l.kind !== "same" && !isProse(l.text)).length;
+
+/** How many of each hunk's lines a notebook shows: all, the first few (a cut hunk), or none. */
+export type DiffExcerpt = number[];
+
+/**
+ * The hunks that fit in `rows` table rows, the most telling first (the most changed lines of
+ * code; comment-only hunks last), each costing its lines and the gap row before it, plus one row
+ * for the gap after the last. When the most telling hunk alone does not fit, its first lines are
+ * shown and a row says how many more it has.
+ */
+export function diffExcerpt(hunks: DiffHunk[], rows: number): DiffExcerpt {
+  const shown: DiffExcerpt = hunks.map(() => 0);
+  let left = rows - 1;
+  const order = hunks.map((h, i) => ({ i, score: codeChanges(h) }))
+    .sort((a, b) => b.score - a.score || a.i - b.i);
+  for (const { i } of order) {
+    const lines = hunks[i].lines.length;
+    if (lines + 1 <= left) {
+      shown[i] = lines;
+      left -= lines + 1;
+    } else if (!shown.some((n) => n > 0) && left > 2) {
+      // The gap row before it and the row that says what is cut.
+      shown[i] = left - 2;
+      left = 0;
+    }
+  }
+  return shown;
+}
+
+/** "+12 -3": the lines a set of hunks adds and removes. */
+function changeCount(hunks: DiffHunk[]): { added: number; removed: number } {
+  const lines = hunks.flatMap((h) => h.lines);
+  return {
+    added: lines.filter((l) => l.kind === "add").length,
+    removed: lines.filter((l) => l.kind === "remove").length,
+  };
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+/**
  * Show what a step changes in the kernel it builds on: a unified diff with line numbers, added
- * and removed lines coloured, unchanged runs collapsed to three lines of context, and this
- * step's whole kernel one click away. The first step has no previous kernel: shown whole.
+ * and removed lines coloured, unchanged runs collapsed to a few lines of context, in at most
+ * SHOWN_LINES lines (a longer diff shows its most telling hunks, and the whole diff is one click
+ * away), with this step's whole kernel folded away. The first step has no previous kernel: shown
+ * whole.
  */
 export async function showChange(key: string): Promise<void> {
   const { step, previous, from, to, note } = await changeSources(key);
   const toText = trimEnd(to.text);
-  const whole = wholeKernel(toText);
   if (!previous || !from) {
     const head = `${step.id} is the first kernel of the ladder: there is no previous kernel ` +
       `to compare it with, so here it is whole (${to.source}).`;
@@ -247,18 +304,47 @@ export async function showChange(key: string): Promise<void> {
     });
     return;
   }
-  const hunks = kernelDiff(trimEnd(from.text), toText);
-  const lines = hunks.flatMap((h) => h.lines);
-  const added = lines.filter((l) => l.kind === "add").length;
-  const removed = lines.filter((l) => l.kind === "remove").length;
+  const newLength = linesOf(toText).length;
+  const hunks = kernelDiff(trimEnd(from.text), toText, CONTEXT);
+  const { added, removed } = changeCount(hunks);
   const head = `What ${step.id} (${step.title}) changes in ${previous.id}'s kernel: ` +
-    `${added} line${added === 1 ? "" : "s"} added, ${removed} removed` +
-    ` (${from.source} -> ${to.source}).`;
-  const plain = [head, ...(note ? [note] : []), "", unifiedDiff(hunks, from.source, to.source)];
+    `${plural(added, "line")} added, ${removed} removed (${from.source} -> ${to.source}).`;
+  // The heading, the note, the whole kernel's line and, when the diff is cut, the whole diff's.
+  const frame = 2 + (note ? 1 : 0);
+  const fits = diffRows(hunks, hunks.map((h) => h.lines.length)) <= SHOWN_LINES - frame;
+  const excerpt = fits
+    ? hunks.map((h) => h.lines.length)
+    : diffExcerpt(hunks, SHOWN_LINES - frame - 1);
+  const left = hunks.filter((h, i) => excerpt[i] < h.lines.length);
+  const leftOut = hunks.flatMap((h, i) => h.lines.slice(excerpt[i]))
+    .filter((l) => l.kind !== "same").length;
+  const hiddenHunks = hunks.filter((_, i) => excerpt[i] === 0).length;
+  const rest = left.length
+    ? (hiddenHunks ? `${plural(hiddenHunks, "hunk")} and ` : "") +
+      `${plural(leftOut, "changed line")} more than above`
+    : "";
+  const shownHunks = hunks.flatMap((h, i) =>
+    excerpt[i] > 0 ? [{ ...h, lines: h.lines.slice(0, excerpt[i]) }] : []
+  );
+  const plain = [
+    head,
+    ...(note ? [note] : []),
+    "",
+    unifiedDiff(shownHunks, from.source, to.source),
+    ...(rest ? [`(${rest}: shown in the notebook's whole diff.)`] : []),
+  ];
+  const wholeDiff = rest
+    ? folded(
+      `The whole diff: ${plural(hunks.length, "hunk")}, ${plural(added, "line")} added, ` +
+        `${removed} removed (${rest})`,
+      diffTable(hunks, newLength),
+    )
+    : "";
   await showBundle({
     "text/plain": plain.join("\n"),
     "text/html": `<p>${escapeHtml(head)}</p>` + (note ? `<p>${escapeHtml(note)}</p>` : "") +
-      diffTable(hunks, linesOf(toText).length) + whole,
+      diffTable(hunks, newLength, excerpt) + wholeDiff +
+      folded(`The whole kernel (${newLength} lines)`, codeBlock(toText)),
   });
 }
 
@@ -274,28 +360,73 @@ const NUMBER = '<td style="color:#888;text-align:right;padding:0 6px">';
  * Notebook right-align it), and a table's own text-align does not reach its cells past that rule.
  */
 const CODE = '<td style="text-align:left">';
+const NOTE_ROW =
+  '<tr style="color:#888;background:#f6f8fa"><td colspan="4" style="text-align:left">';
 
-/** The diff as an HTML table: old and new line numbers, sign, code; gaps as one grey row. */
-export function diffTable(hunks: DiffHunk[], newLength: number): string {
-  const gap = (n: number) =>
-    n > 0
-      ? `<tr style="color:#888;background:#f6f8fa"><td colspan="4" style="text-align:left">` +
-        `  ... ${n} unchanged line${n === 1 ? "" : "s"}</td></tr>`
-      : "";
+/** Where a hunk starts in the new text (after its line, for a hunk that only removes). */
+const newStartOf = (h: DiffHunk) => h.newLines > 0 ? h.newStart : h.newStart + 1;
+
+/** One grey row for what lies between shown lines: unchanged lines, or hunks not shown. */
+function gapRow(hidden: DiffHunk[], unchanged: number): string {
+  if (hidden.length) {
+    const { added, removed } = changeCount(hidden);
+    return `${NOTE_ROW}  ... ${plural(hidden.length, "hunk")} not shown here ` +
+      `(${added} added, ${removed} removed)</td></tr>`;
+  }
+  return unchanged > 0 ? `${NOTE_ROW}  ... ${plural(unchanged, "unchanged line")}</td></tr>` : "";
+}
+
+/** Table rows of the diff as diffTable draws it, for `shown` lines of each hunk. */
+function diffRows(hunks: DiffHunk[], shown: DiffExcerpt): number {
+  let rows = 0, hidden = 0, newNext = 1;
+  for (const [i, h] of hunks.entries()) {
+    if (shown[i] === 0) {
+      hidden++;
+      continue;
+    }
+    if (hidden || newStartOf(h) > newNext) rows++;
+    rows += shown[i] + (shown[i] < h.lines.length ? 1 : 0);
+    hidden = 0;
+    newNext = newStartOf(h) + h.newLines;
+  }
+  return rows + 1;
+}
+
+/**
+ * The diff as an HTML table: old and new line numbers, sign, code; between hunks one grey row
+ * (unchanged lines, or hunks `shown` leaves out), and a grey row where a hunk is cut short.
+ * `shown` is how many lines of each hunk to draw (default: all).
+ */
+export function diffTable(
+  hunks: DiffHunk[],
+  newLength: number,
+  shown: DiffExcerpt = hunks.map((h) => h.lines.length),
+): string {
   const rows: string[] = [];
   let newNext = 1;
-  for (const h of hunks) {
-    const start = h.newLines > 0 ? h.newStart : h.newStart + 1;
-    rows.push(gap(start - newNext));
-    for (const l of h.lines) {
+  let hidden: DiffHunk[] = [];
+  for (const [i, h] of hunks.entries()) {
+    if (shown[i] === 0) {
+      hidden.push(h);
+      continue;
+    }
+    rows.push(gapRow(hidden, newStartOf(h) - newNext));
+    hidden = [];
+    for (const l of h.lines.slice(0, shown[i])) {
       rows.push(
         `<tr${ROW_STYLE[l.kind]}>${NUMBER}${l.oldLine ?? ""}</td>${NUMBER}${l.newLine ?? ""}</td>` +
           `${CODE}${SIGN[l.kind]} ${escapeHtml(l.text)}</td></tr>`,
       );
     }
-    newNext = start + h.newLines;
+    const cut = h.lines.length - shown[i];
+    if (cut > 0) {
+      rows.push(
+        `${NOTE_ROW}  ... ${plural(cut, "more line")} of this hunk not shown here</td></tr>`,
+      );
+    }
+    newNext = newStartOf(h) + h.newLines;
   }
-  rows.push(gap(newLength + 1 - newNext));
+  rows.push(gapRow(hidden, newLength + 1 - newNext));
   return `<table style="border-collapse:collapse;font-family:monospace;font-size:12px;` +
     `white-space:pre;text-align:left">${rows.join("")}</table>`;
 }
@@ -303,8 +434,6 @@ export function diffTable(hunks: DiffHunk[], newLength: number): string {
 const codeBlock = (code: string) =>
   `<pre><code class="language-wgsl">${escapeHtml(code)}</code></pre>`;
 
-/** The whole kernel behind a click. */
-function wholeKernel(code: string): string {
-  return `<details><summary>whole kernel (${linesOf(code).length} lines)</summary>` +
-    `${codeBlock(code)}</details>`;
-}
+/** Content behind a click: a closed <details> that shows only its summary line. */
+const folded = (summary: string, content: string) =>
+  `<details><summary>${escapeHtml(summary)}</summary>${content}</details>`;
