@@ -13,6 +13,7 @@ import type { Params } from "../lib/kernels/spec.ts";
 import {
   candidates,
   deviceModel,
+  fallbackPlan,
   gemvRows,
   modelPlan,
   pickPlan,
@@ -20,6 +21,7 @@ import {
   PLAN_TILES,
   planKind,
   residentPerSm,
+  samePlan,
   shapeClass,
   waves,
 } from "../kernels/13_shapes/plans.ts";
@@ -74,7 +76,13 @@ Deno.test("shapes: the split-K plan adds a timed slice sum, deterministic run to
   const kernel = await prepareKernel(gpu, spec, params);
   const problem = await BoundProblem.create(gpu, kernel, shape, a, b);
   try {
-    assert.deepEqual(problem.dispatchLabels, ["pad A", "pad B", "tiles", "sum slices", "edge strips"]);
+    assert.deepEqual(problem.dispatchLabels, [
+      "pad A",
+      "pad B",
+      "tiles",
+      "sum slices",
+      "edge strips",
+    ]);
     const first = await problem.compute();
     const second = await problem.compute();
     assert.deepEqual(new Uint32Array(second.buffer), new Uint32Array(first.buffer));
@@ -189,16 +197,33 @@ Deno.test("shapes: the per-shape search keeps each shape's fastest plan, and the
     const fastest = Math.max(...here.map((t) => t.gflops!));
     assert.equal(record.perShape![i].gflops, fastest);
   }
-  // Saved for a made-up device, the winner is picked for a shape of the same class.
+  // The planner's own pick and 12's plan are measured at every shape (the plans a saved
+  // winner must beat to be used).
+  for (const shape of shapes) {
+    const here = record.trials.filter((t) => t.shape === shape);
+    for (const plan of [modelPlan(shape, gpu.summary).params, fallbackPlan(shape, gpu.summary)]) {
+      assert.ok(here.some((t) => samePlan(t.params, plan)), `${shapeLabel(shape)}: not measured`);
+    }
+  }
+  // Saved for a made-up device: at its own shape the winner is picked unless it is the rule's
+  // pick already; at a shape of its class it is the winner or the rule's pick; elsewhere never.
   const device = { ...gpu.summary, description: `test device ${crypto.randomUUID()}` };
   const url = await saveTuning({ ...record, device });
   try {
+    const winner = record.perShape![1].params;
+    const atShape = pickPlan(shapes[1], device);
+    const rule = modelPlan(shapes[1], device);
+    if (samePlan(winner, rule.params)) assert.deepEqual(atShape, rule);
+    else assert.deepEqual([atShape.from, atShape.params], ["tuned", winner]);
     const near = { m: 40, k: 640, n: 40 };
     assert.equal(shapeClass(near), shapeClass(shapes[1]));
     const pick = pickPlan(near, device);
-    assert.equal(pick.from, "tuned");
-    assert.deepEqual(pick.params, record.perShape![1].params);
-    assert.equal(pickPlan({ m: 4096, k: 64, n: 4096 }, device).from, "model");
+    assert.ok(
+      pick.from === "tuned"
+        ? pick.params === winner
+        : samePlan(pick.params, modelPlan(near, device).params),
+    );
+    assert.notEqual(pickPlan({ m: 4096, k: 64, n: 4096 }, device).from, "tuned");
   } finally {
     await Deno.remove(new URL(".", url), { recursive: true });
   }

@@ -1,8 +1,9 @@
 /**
  * Every kernel text the project can emit, compiled by Chromium's WebGPU (Tint), not only by Deno's
  * naga: each step at its defaults and at every valid point of its search space, every plan step
- * 13 can pick (tiles, split K, matrix-vector) over a spread of shapes and devices, and the helper
- * and ceiling kernels. Tint enforces rules naga skips (a barrier only in uniform control flow), so
+ * 13 can pick (tiles, split K, matrix-vector, row-dot, dot, outer) over a spread of shapes and
+ * devices, every configuration of its row-dot and outer kernels, and the helper and ceiling
+ * kernels. Tint enforces rules naga skips (a barrier only in uniform control flow), so
  * a kernel counts as valid WGSL once Tint accepts it. Kernels with override constants also get a
  * pipeline (the constants checked) wherever they fit the adapter's limits.
  *
@@ -16,7 +17,9 @@ import { loadKernelSource, namedDevice } from "../lib/gpu.ts";
 import type { Shape } from "../lib/matrix.ts";
 import { findKernel, KERNELS } from "../lib/registry.ts";
 import { SHAPE_SUITE } from "../lib/suite.ts";
-import { candidates } from "../kernels/13_shapes/plans.ts";
+import { candidates, PLAN_OUTER, PLAN_ROWDOT } from "../kernels/13_shapes/plans.ts";
+import { ROWDOT_INVOCATIONS, ROWDOT_K_LANES } from "../kernels/13_shapes/rowdot.ts";
+import { OUTER_COLUMNS, OUTER_ROWS, outerRowsPerWorkgroup } from "../kernels/13_shapes/outer.ts";
 import { launchChromium, serveFolder } from "./browser.ts";
 
 /** One kernel text to compile: its entry point and override constants when it has a pipeline. */
@@ -42,7 +45,32 @@ const PLAN_SHAPES: Shape[] = [
   { m: 128, k: 131072, n: 128 },
   { m: 999, k: 999, n: 999 },
   { m: 3000, k: 64, n: 5000 },
+  { m: 1, k: 8192, n: 1 },
+  { m: 4096, k: 4096, n: 1 },
+  { m: 1000, k: 512, n: 2 },
+  { m: 300, k: 4099, n: 3 },
+  { m: 8192, k: 8192, n: 8 },
+  { m: 64, k: 2048, n: 16 },
+  { m: 4096, k: 256, n: 32 },
+  { m: 2048, k: 2, n: 100 },
+  { m: 8192, k: 5, n: 8192 },
 ];
+
+/** Every configuration of step 13's row-dot and outer kernels, as plans of the step. */
+function familyPlans(): Record<string, number>[] {
+  const out: Record<string, number>[] = [];
+  for (const KL of ROWDOT_K_LANES) {
+    for (const rows of [1, 2, 4, 8]) {
+      for (const BN of [1, 2, 4, 8, 16, 32]) {
+        out.push({ PLAN: PLAN_ROWDOT, SLICES: 2, KL, BM: (ROWDOT_INVOCATIONS / KL) * rows, BN });
+      }
+    }
+  }
+  for (const rows of OUTER_ROWS) {
+    out.push({ PLAN: PLAN_OUTER, SLICES: 1, BM: outerRowsPerWorkgroup(rows), BN: OUTER_COLUMNS });
+  }
+  return out;
+}
 
 async function emittedKernels(): Promise<Emitted[]> {
   const out: Emitted[] = [];
@@ -71,6 +99,11 @@ async function emittedKernels(): Promise<Emitted[]> {
       }
     }
   }
+  for (const plan of familyPlans()) {
+    const params = { ...shapes.params, ...plan };
+    if (shapes.invalid?.(params)) continue;
+    out.push({ name: `${shapes.id} ${JSON.stringify(plan)}`, code: shapes.generate!(params) });
+  }
   for (const helper of ["util.wgsl", "edge_strips.wgsl", "ceiling_bandwidth.wgsl"]) {
     out.push({ name: helper, code: await loadKernelSource(helper) });
   }
@@ -86,10 +119,12 @@ async function emittedKernels(): Promise<Emitted[]> {
     mustFail: "uniform",
   });
   for (const e of out) if (/^enable f16;/m.test(e.code)) e.f32Code = asF32(e.code);
-  // One entry per distinct text and constants.
+  // One entry per distinct text and constants (step 13's first line only names the plan).
   const seen = new Set<string>();
   return out.filter((e) => {
-    const key = `${e.code}\n${JSON.stringify(e.constants ?? {})}`;
+    const key = `${e.code.replace(/^\/\/ Step 13, plan .*\n/, "")}\n${
+      JSON.stringify(e.constants ?? {})
+    }`;
     if (seen.has(key)) return false;
     seen.add(key);
     return true;

@@ -1,248 +1,134 @@
 /**
- * Step 13's plans and the picker that chooses one per shape and device.
+ * Step 13's planner: the plans it considers at a shape, and the rule that picks one.
  *
- * A plan is a parameter set of the step (kernels/13_shapes/step.ts):
- * - tiles (PLAN 0, SLICES 1): step 12's generated kernel at a tile configuration chosen for how
- *   well its grid fills the GPU;
- * - split-K (PLAN 0, SLICES > 1): the same kernel with K cut into SLICES slices of whole k tiles,
- *   each slice's partial C written to a workspace and summed in slice order by a second
- *   dispatch (deterministic: the same sums in the same order on every run);
- * - matrix-vector (PLAN 1): kernels/13_shapes/gemv.ts for M of 1 to GEMV_MAX_M = 32 (up to 16
- *   rows of C per workgroup, so one or two row blocks), B read once per row block, K split over
- *   SLICES as in split-K.
+ * The plans (parameter sets of the step; kernels/13_shapes/launch.ts says how each launches):
+ * - tiles: step 12's generated kernel at a tile configuration of TILE_CONFIGS (and 12's own);
+ * - split-K: the same kernel with K cut into slices summed in a fixed order, at slice counts
+ *   that are powers of two or fill whole waves of the GPU (the counts that leave no wave partly
+ *   empty: j·SMs·R / tiles for j = 1..4);
+ * - matrix-vector (kernels/13_shapes/gemv.ts) when M <= 32;
+ * - row-dot (kernels/13_shapes/rowdot.ts) when N <= 32, and dot, its form with a whole
+ *   workgroup on each row, for the dot product and other products of a few rows and columns;
+ * - outer (kernels/13_shapes/outer.ts) when K <= 16.
  *
- * A small N has no plan of its own: the matrix-vector kernel on swapped roles (C^T = B^T A^T)
- * would need A and B transposed in memory, a copy that reads and writes each once (three times
- * the traffic of the product itself), so small-N shapes take the tile and split-K plans, which
- * read A's rows contiguously.
+ * The rule. The model (kernels/13_shapes/predict.ts predictPlanTime, fit to the H200's saved
+ * measurements) predicts every plan's time. Step 12's general kernel at its tuned parameters,
+ * "tiles, 1 slice, 12's params" (fallbackPlan), is the plan every pick is checked against: the
+ * model's fastest plan is taken only when it is predicted faster than 12's plan by more than
+ * GUARD_MARGIN, counted on the time the plans' own dispatches take (the fixed cost FIXED_S,
+ * the same for every plan, left out of both). Otherwise 12's plan runs. So the step never runs
+ * a plan that the model does not clearly prefer to the kernel it is built from.
  *
- * No rule forces a kind: at every shape the model ranks every tile configuration at every slice
- * count that leaves slices of at least max(MIN_SLICE_K, BK), and the matrix-vector plan when
- * M <= GEMV_MAX_M. The picker takes a saved winner when the per-shape search
- * (kernels/13_shapes/search.ts) ran on this device for a shape of the same class, and otherwise
- * the plan the model ranks first. The model is wave arithmetic over the workgroups the runner
- * launches (lib/kernels/cost.ts launchPlan: whole tiles, plus the edge-strip kernel's dispatch
- * when M or N ends 1..STRIP_WIDTH past a tile multiple): a grid of W workgroups on a GPU with S
- * SMs, each of which holds R of them at once, runs in ceil(W / (S·R)) waves, and a wave that is
- * partly empty costs as much as a full one.
+ * Why 30%: the model is right about which of two plans is faster more often the larger the
+ * difference it predicts. Over the saved H200 measurements, comparing plans measured in the
+ * same session at the same shape, of the 96 plans it predicts more than 30% faster than 12's
+ * plan, 94 measured faster; the two that did not are the 4-slice plans at 1024^3 (tiles
+ * 64x128x8 and 128x128x16), where that search's times rise and fall with the slice count
+ * (64x128x8: 0.080 ms at 2 slices, 0.156 at 4, 0.112 at 8). A lower margin adds only losses:
+ * every plan it would add at 25%, 20% or 10% (1, 2 and 4 of them) measured slower than 12's
+ * plan (tests/plans_test.ts recomputes these counts from the saved files).
+ *
+ * Saved per-shape winners (lib/search.ts searchPlans, data/tuning/<device>/shapes.json) refine
+ * the pick: the winner measured at shape S0 replaces the model's pick at a shape S of the same
+ * class (shapeClass) only when the search also measured, at S0, the plan the rule picks at S
+ * and 12's plan, and the winner's measured advantage over both, carried from S0 to S by the
+ * model's ratio for each plan, still holds at S. Where the search did not measure those plans
+ * the rule's pick stands, so a saved winner never replaces a plan it was not measured against.
  */
 import type { DeviceSummary } from "../../lib/gpu.ts";
-import {
-  type DeviceModel,
-  deviceModel,
-  HOPPER_SM,
-  occupancy,
-  type Waves,
-  waves,
-} from "../../lib/kernels/device.ts";
-import { ceilDiv, type LaunchPlan, launchPlan, type LaunchSpec } from "../../lib/kernels/cost.ts";
-import { type KernelSpec, type Params, stepLayout } from "../../lib/kernels/spec.ts";
-import type { Shape } from "../../lib/matrix.ts";
-import { loadTuning, tunedParams, type TuningRecord } from "../../lib/tuning.ts";
+import { type DeviceModel, deviceModel, type Waves, waves } from "../../lib/kernels/device.ts";
+import type { Params } from "../../lib/kernels/spec.ts";
+import { sameShape, type Shape } from "../../lib/matrix.ts";
+import { loadTuning, tunedParams } from "../../lib/tuning.ts";
 import { type GeneratedParams, invocations, STEP_TRANSFORMS } from "../12_generated/generate.ts";
 import { step as generated } from "../12_generated/step.ts";
 import { GEMV_COLUMNS, GEMV_K_LANES, GEMV_MAX_ROWS } from "./gemv.ts";
+import {
+  PLAN_GEMV,
+  PLAN_OUTER,
+  PLAN_ROWDOT,
+  PLAN_TILES,
+  type PlanKind,
+  planKind,
+  planLaunchPlan,
+} from "./launch.ts";
+import {
+  FIXED_S,
+  gridSize,
+  planResident,
+  predictPlanTime,
+  residentPerSm,
+  rowdotConfig,
+} from "./predict.ts";
+import {
+  ROWDOT_INVOCATIONS,
+  ROWDOT_MAX_COLS,
+  ROWDOT_MAX_SUMS,
+  ROWDOT_STAGED_COLS,
+  rowdotStorageBytes,
+  rowdotTripK,
+} from "./rowdot.ts";
+import { OUTER_COLUMNS, OUTER_ROWS, outerRowsPerWorkgroup } from "./outer.ts";
 
-export const PLAN_TILES = 0;
-export const PLAN_GEMV = 1;
-
+export {
+  PLAN_GEMV,
+  PLAN_OUTER,
+  PLAN_ROWDOT,
+  PLAN_TILES,
+  type PlanKind,
+  planKind,
+  planLabel,
+  planLaunch,
+  planLaunchPlan,
+} from "./launch.ts";
+export { predictPlanTime, residentPerSm } from "./predict.ts";
 /** The device table and the wave arithmetic live in lib/kernels/device.ts (model.ts uses them). */
 export { type DeviceModel, deviceModel, type Waves, waves };
 
-export type PlanKind = "tiles" | "split-K" | "matrix-vector";
-
-/** A plan as readers know it: "split-K 4 x 128x256x16 TN 8" (BM x BN x BK, TN outputs wide). */
-export function planLabel(p: Record<string, number>): string {
-  const kind = planKind(p);
-  if (kind === "matrix-vector") {
-    return `matrix-vector ${p.BM} row${p.BM === 1 ? "" : "s"}${
-      p.SLICES > 1 ? `, ${p.SLICES} slices` : ""
-    }`;
-  }
-  const tile = `${p.BM}x${p.BN}x${p.BK}${p.TN ? ` TN ${p.TN}` : ""}`;
-  return kind === "split-K" ? `split-K ${p.SLICES} x ${tile}` : `tiles ${tile}`;
-}
-
-/** What a parameter set of the step does. */
-export function planKind(p: Params): PlanKind {
-  if (p.PLAN === PLAN_GEMV) return "matrix-vector";
-  return p.SLICES > 1 ? "split-K" : "tiles";
-}
-
-/** The tile configurations the picker chooses among (GROUP_M and AHEAD come from step 12). */
+/**
+ * The tile configurations the planner considers (with 12's tuned one; GROUP_M and AHEAD come
+ * from step 12): the largest for big grids, then smaller ones whose grids fill the waves of
+ * smaller products, each of which ran within 15% of the fastest at 4096 on the H200.
+ */
 export const TILE_CONFIGS: Pick<GeneratedParams, "BM" | "BN" | "BK" | "TN">[] = [
   { BM: 128, BN: 256, BK: 16, TN: 16 },
   { BM: 128, BN: 128, BK: 16, TN: 8 },
-  { BM: 64, BN: 128, BK: 16, TN: 8 },
+  { BM: 128, BN: 128, BK: 8, TN: 8 },
   { BM: 64, BN: 128, BK: 8, TN: 8 },
-  { BM: 64, BN: 64, BK: 16, TN: 8 },
-  { BM: 32, BN: 64, BK: 16, TN: 8 },
+  { BM: 64, BN: 64, BK: 8, TN: 8 },
 ];
 
-/** Slice counts the picker considers for split-K and the matrix-vector plan. */
+/** Slice counts every split plan considers (wave-filling counts are added per shape). */
 export const SLICE_COUNTS = [1, 2, 4, 8, 16, 32, 64];
-/** The shortest slice of K worth a workgroup (shorter ones are mostly prologue and stores). */
+/** The most slices of K a launch may have. */
+export const MAX_SLICES = 64;
+/** The shortest slice of K worth a tile workgroup (shorter ones are mostly prologue and stores). */
 const MIN_SLICE_K = 128;
+/** The widest N the row-dot plan is considered for, and the deepest K for the outer plan. */
+const ROWDOT_MAX_N = ROWDOT_MAX_COLS;
+const OUTER_MAX_K = 16;
+/** The most rows for which the matrix-vector plan is a candidate (two row blocks of 16). */
+const GEMV_MAX_M = 2 * GEMV_MAX_ROWS;
 
 /**
- * Workgroups of a configuration one SM holds at once (lib/kernels/device.ts occupancy: NVIDIA's
- * per-SM budgets of registers, invocations, workgroups and shared memory), with an estimate of
- * the registers an invocation takes: its 8 x TN accumulators, its loads in flight, its
- * fragments, and 24 more.
+ * The predicted gain a plan must show over 12's plan to be picked instead: 0.3, i.e. more than
+ * 1.3 times faster on the plans' own dispatches (this module's header says why).
  */
-export function residentPerSm(p: GeneratedParams): number {
-  const t = invocations(p);
-  const loads = (p.BM * p.BK + p.BK * p.BN) / 4 / t;
-  const registers = 8 * p.TN + 4 * loads + 4 * (2 + p.TN / 4) + 24;
-  const smem = 2 * (p.BK * p.BM + p.BK * p.BN) * 4;
-  return occupancy(HOPPER_SM, t, registers, smem).resident;
-}
+export const GUARD_MARGIN = 0.3;
 
 /** One plan and the model's time for it. */
 export interface Candidate {
   params: Params;
   kind: PlanKind;
   waves: Waves;
-  /** Modeled time, ms (a ranking, not a promise). */
+  /** predictPlanTime, seconds. */
+  seconds: number;
+  /** The same in ms (a prediction, not a measurement). */
   modelMs: number;
-}
-
-/** Per dispatch: what the model charges for launching one more kernel. */
-const DISPATCH_MS = 0.005;
-
-/**
- * How the runner launches a plan, shared by the step (kernels/13_shapes/step.ts) and the model
- * here, so both count the same workgroups: the grid over the whole tiles (or the matrix-vector
- * kernel's column and row blocks), z = SLICES, and edge strips for the tile plans.
- */
-export const planLaunch: Pick<KernelSpec, "dispatch" | "edgeStrips" | "slices"> = {
-  dispatch: (s, p) => [ceilDiv(s.n, p.BN), ceilDiv(s.m, p.BM), p.SLICES],
-  // The matrix-vector plan has no BM x BN tiles to cut thin edges from.
-  edgeStrips: (p) => p.PLAN !== PLAN_GEMV,
-  slices: (p) => p.SLICES,
-};
-
-/** Step 13's launch description: step 12's alignment and precision, the plan's grid. */
-const launchSpec: LaunchSpec = { ...generated, ...stepLayout(import.meta.url), ...planLaunch };
-
-/** The launch plan the runner would dispatch for `params` at `s`. */
-export const planLaunchPlan = (s: Shape, params: Params): LaunchPlan =>
-  launchPlan(launchSpec, params, s);
-
-/**
- * What the runner dispatches besides the plan's main kernel: the padding copies (each copied
- * matrix read once and written once) and the edge-strip kernel (its loads as lib/kernels/cost.ts
- * launchModel counts them: each bottom-strip workgroup reads the strip's rows of A and all of B's
- * rows for its columns, each right-strip workgroup its rows of A and the strip's columns of B).
- * Both move few FLOPs per byte, so the model charges them their bytes at full bandwidth, plus a
- * dispatch each.
- */
-function extrasMs(plan: LaunchPlan, s: Shape, dev: DeviceModel): number {
-  let elements = 0, dispatches = plan.copies.length;
-  for (const c of plan.copies) elements += c.rows * c.cols + c.toRows * c.toCols;
-  if (plan.edgeStrips) {
-    dispatches++;
-    const rows = s.m - plan.edgeStrips.rowsFrom, cols = s.n - plan.edgeStrips.colsFrom;
-    if (rows > 0) elements += plan.stripGroups.bottom * rows * s.k + s.k * s.n + rows * s.n;
-    if (cols > 0) {
-      elements += plan.edgeStrips.rowsFrom * s.k + plan.stripGroups.right * s.k * cols +
-        plan.edgeStrips.rowsFrom * cols;
-    }
-  }
-  return dispatches * DISPATCH_MS + (4 * elements) / (dev.bandwidthGBs * 1e6);
-}
-
-/** Workgroups of a launch plan's main dispatch (x · y · z of its grid). */
-const gridSize = (plan: LaunchPlan) => plan.grid[0] * plan.grid[1] * plan.grid[2];
-
-/**
- * Share of an SM's FMA peak a tile reaches inside a full wave: more of it for tiles that reuse
- * each loaded element more (BM·BN / (BM + BN) multiply-adds per element). A prior for ranking;
- * the search measures.
- */
-const tileEfficiency = (p: GeneratedParams) => {
-  const reuse = (p.BM * p.BN) / (p.BM + p.BN);
-  return reuse / (reuse + 16);
-};
-
-/**
- * What splitting K into `slices` adds: the partial Cs of m x n written (slices - 1 more than C),
- * read back by the sum, and C written again, plus the sum's dispatch.
- */
-const sumMs = (slices: number, m: number, n: number, dev: DeviceModel) =>
-  slices > 1 ? DISPATCH_MS + (2 * slices * m * n * 4) / (dev.bandwidthGBs * 1e6) : 0;
-
-/**
- * A tiles or split-K plan of `config` with `slices` slices, under the model: the workgroups the
- * runner launches (launchPlan: whole tiles only where an edge strip takes a thin remainder), and
- * the strip and padding dispatches on top.
- */
-function tilePlan(
-  s: Shape,
-  config: GeneratedParams,
-  slices: number,
-  dev: DeviceModel,
-): Candidate {
-  const params = { ...config, PLAN: PLAN_TILES, SLICES: slices };
-  const plan = planLaunchPlan(s, params);
-  const covered = plan.tiles;
-  const resident = residentPerSm(config);
-  const w = waves(gridSize(plan), dev.sms, resident);
-  const sliceK = Math.ceil(s.k / slices / config.BK) * config.BK;
-  const perSlotGflops = (dev.smGflops * tileEfficiency(config)) / resident;
-  // Each workgroup also pays its first tile's loads and its stores: about 4 more k tiles.
-  const workK = sliceK + 4 * config.BK;
-  const computeMs = (w.waves * 2 * config.BM * config.BN * workK) / (perSlotGflops * 1e6);
-  // A read N / BN times and B M / BM times (the L2 keeps some of it: a floor, not a sum).
-  const bytes = 4 * (covered.m * covered.k * plan.grid[0] + covered.k * covered.n * plan.grid[1]);
-  const memoryMs = bytes / (dev.bandwidthGBs * 1e6);
-  const summed = sumMs(slices, Math.min(covered.m, s.m), Math.min(covered.n, s.n), dev);
-  return {
-    params,
-    kind: slices > 1 ? "split-K" : "tiles",
-    waves: w,
-    modelMs: DISPATCH_MS + Math.max(computeMs, memoryMs) + summed + extrasMs(plan, s, dev),
-  };
 }
 
 /** Rows per workgroup of the matrix-vector plan: M in as few row blocks as fit in registers. */
 export const gemvRows = (m: number) => Math.ceil(m / Math.ceil(m / GEMV_MAX_ROWS));
-
-/**
- * Matrix-vector workgroups (256 invocations) the model assumes an SM needs in flight to cover
- * DRAM latency: a launch with fewer than GEMV_PER_SM per SM draws that share of the bandwidth.
- */
-const GEMV_PER_SM = 4;
-
-/**
- * The matrix-vector plan with `slices` slices: bound by reading B once per row block, at the
- * bandwidth the launch can draw (its workgroups over GEMV_PER_SM per SM, at most all of it).
- */
-function gemvPlan(s: Shape, slices: number, dev: DeviceModel): Candidate {
-  const rows = gemvRows(s.m);
-  const params = {
-    PLAN: PLAN_GEMV,
-    SLICES: slices,
-    BM: rows,
-    BN: GEMV_COLUMNS,
-    BK: 4 * GEMV_K_LANES,
-  };
-  const plan = planLaunchPlan(s, params);
-  const blocks = plan.grid[1];
-  const w = waves(gridSize(plan), dev.sms, GEMV_PER_SM);
-  const bytes = 4 * (s.k * s.n * blocks + s.m * s.k + s.m * s.n);
-  const drawn = Math.min(1, w.workgroups / w.perWave);
-  return {
-    params,
-    kind: "matrix-vector",
-    waves: w,
-    modelMs: DISPATCH_MS + bytes / (dev.bandwidthGBs * 1e6 * drawn) +
-      sumMs(slices, s.m, s.n, dev) + extrasMs(plan, s, dev),
-  };
-}
-
-/** The most rows for which the matrix-vector plan is a candidate (two row blocks of 16). */
-const GEMV_MAX_M = 2 * GEMV_MAX_ROWS;
 
 type Schedule = Pick<GeneratedParams, "GROUP_M" | "AHEAD" | "LITERAL_BUFFER">;
 type Tile = Pick<GeneratedParams, "BM" | "BN" | "BK" | "TN">;
@@ -267,99 +153,286 @@ function scheduleFor(device: DeviceSummary, tile: Tile): Schedule {
   };
 }
 
+/** "Tiles, 1 slice, 12's params": exactly what step 12 runs at `s` on `device`. */
+export function fallbackPlan(s: Shape, device: DeviceSummary): Params {
+  return {
+    ...generated.params,
+    ...tunedParams(device, "generated", s),
+    PLAN: PLAN_TILES,
+    SLICES: 1,
+  };
+}
+
+/** The device's limits the planner respects, WebGPU's defaults where it does not say. */
+function limitsOf(device: DeviceSummary) {
+  const l = device.limits ?? {};
+  return {
+    storage: l.maxComputeWorkgroupStorageSize ?? Infinity,
+    invocations: l.maxComputeInvocationsPerWorkgroup ?? Infinity,
+    binding: l.maxStorageBufferBindingSize ?? 2 ** 31 - 4,
+    grid: l.maxComputeWorkgroupsPerDimension ?? 65535,
+  };
+}
+
 /**
- * Every plan the picker considers for `s`, fastest first under the model: each tile
- * configuration (and step 12's tuned one) at each slice count that leaves slices of at least
- * MIN_SLICE_K, and the matrix-vector plan when M <= GEMV_MAX_M.
+ * Whether `p` can launch at `s` on `device`: its workgroup fits the limits, its grid is no
+ * larger than a dimension allows, and its split-K workspace fits one binding.
  */
-export function candidates(s: Shape, device: DeviceSummary, tuning?: TuningRecord): Candidate[] {
-  const dev = deviceModel(device, tuning);
-  const tuned = tunedParams(device, "generated");
-  const configs = [...TILE_CONFIGS];
-  if (
-    tuned && !configs.some((c) => ["BM", "BN", "BK", "TN"].every((k) => c[k as "BM"] === tuned[k]))
-  ) {
+function launchable(s: Shape, p: Params, device: DeviceSummary, storageBytes: number): boolean {
+  const lim = limitsOf(device);
+  const grid = planLaunchPlan(s, p).grid;
+  return storageBytes <= lim.storage && grid.every((g) => g <= lim.grid) &&
+    (p.SLICES === 1 || 4 * p.SLICES * s.m * s.n <= lim.binding);
+}
+
+function candidate(s: Shape, params: Params, device: DeviceSummary): Candidate {
+  const seconds = predictPlanTime(s, params, device);
+  const w = waves(
+    gridSize(planLaunchPlan(s, params)),
+    deviceModel(device).sms,
+    planResident(params),
+  );
+  return { params, kind: planKind(params), waves: w, seconds, modelMs: 1e3 * seconds };
+}
+
+/**
+ * Slice counts for a grid of `tiles` workgroups of `resident` per SM: the powers of two, and
+ * the counts that make j whole waves (j = 1..4), each leaving slices of at least `minK`.
+ */
+function sliceCounts(s: Shape, tiles: number, resident: number, dev: DeviceModel, minK: number) {
+  const filling = [1, 2, 3, 4].map((j) => Math.floor((j * dev.sms * resident) / tiles));
+  return [...new Set([...SLICE_COUNTS, ...filling])]
+    .filter((n) => n >= 1 && n <= MAX_SLICES && (n === 1 || s.k / n >= minK))
+    .sort((a, b) => a - b);
+}
+
+/** The tile and split-K plans. */
+function tilePlans(s: Shape, device: DeviceSummary, dev: DeviceModel): Params[] {
+  const tuned = tunedParams(device, "generated", s);
+  const configs: Tile[] = [...TILE_CONFIGS];
+  const sameTile = (a: Tile, b: Params) =>
+    (["BM", "BN", "BK", "TN"] as const).every((k) => a[k] === b[k]);
+  if (tuned && !configs.some((c) => sameTile(c, tuned))) {
     configs.unshift({ BM: tuned.BM, BN: tuned.BN, BK: tuned.BK, TN: tuned.TN });
   }
-  const slicesFor = (minK: number) =>
-    SLICE_COUNTS.filter((n) => n === 1 || s.k / n >= Math.max(MIN_SLICE_K, minK));
-  // Configurations this device cannot launch (a software adapter's 32 KiB of workgroup memory).
-  const fits = (p: GeneratedParams) =>
-    2 * (p.BK * p.BM + p.BK * p.BN) * 4 <=
-      (device.limits.maxComputeWorkgroupStorageSize ?? Infinity) &&
-    invocations(p) <= (device.limits.maxComputeInvocationsPerWorkgroup ?? Infinity);
-  const out: Candidate[] = [];
+  const out: Params[] = [];
+  const lim = limitsOf(device);
   for (const c of configs) {
-    const config: GeneratedParams = {
-      ...c,
-      PAD: 0,
-      ...STEP_TRANSFORMS,
-      ...scheduleFor(device, c),
-    };
-    if (!fits(config)) continue;
-    for (const n of slicesFor(config.BK)) out.push(tilePlan(s, config, n, dev));
+    const config: GeneratedParams = { ...c, PAD: 0, ...STEP_TRANSFORMS, ...scheduleFor(device, c) };
+    // Configurations this device cannot launch (a software adapter's 32 KiB of workgroup memory).
+    if (invocations(config) > lim.invocations) continue;
+    const storage = generated.workgroupStorageBytes({ ...config });
+    const tiles = Math.ceil(s.m / c.BM) * Math.ceil(s.n / c.BN);
+    const counts = sliceCounts(s, tiles, residentPerSm(config), dev, Math.max(MIN_SLICE_K, c.BK));
+    for (const slices of counts) {
+      const p = { ...config, PLAN: PLAN_TILES, SLICES: slices };
+      // A product thinner than one tile runs on the edge-strip kernel alone: slices change nothing.
+      if (slices > 1 && gridSize(planLaunchPlan(s, p)) === 0) break;
+      if (launchable(s, p, device, storage)) out.push(p);
+    }
   }
-  if (s.m <= GEMV_MAX_M) {
-    for (const n of slicesFor(4 * GEMV_K_LANES)) out.push(gemvPlan(s, n, dev));
-  }
-  return out.sort((a, b) => a.modelMs - b.modelMs);
+  return out;
 }
+
+/** The row-dot and dot plans, for N up to ROWDOT_MAX_N. */
+function rowdotPlans(s: Shape, device: DeviceSummary): Params[] {
+  if (s.n > ROWDOT_MAX_N) return [];
+  const cols = 2 ** Math.ceil(Math.log2(s.n));
+  const out: Params[] = [];
+  for (const kLanes of [32, ROWDOT_INVOCATIONS]) {
+    if (kLanes !== 32 && cols >= ROWDOT_STAGED_COLS) continue;
+    for (const rows of [1, 2, 4, 8]) {
+      if (rows * cols > ROWDOT_MAX_SUMS) continue;
+      const config = { kLanes, rows, cols };
+      for (const slices of SLICE_COUNTS) {
+        if (slices > 1 && s.k / slices < rowdotTripK(config)) continue;
+        const p = {
+          PLAN: PLAN_ROWDOT,
+          SLICES: slices,
+          KL: kLanes,
+          BM: (ROWDOT_INVOCATIONS / kLanes) * rows,
+          BN: cols,
+        };
+        if (launchable(s, p, device, rowdotStorageBytes(rowdotConfig(p)))) out.push(p);
+      }
+    }
+  }
+  return out;
+}
+
+/** The outer plans, for K up to OUTER_MAX_K. */
+function outerPlans(s: Shape, device: DeviceSummary): Params[] {
+  if (s.k > OUTER_MAX_K) return [];
+  return OUTER_ROWS.map((rows) => ({
+    PLAN: PLAN_OUTER,
+    SLICES: 1,
+    BM: outerRowsPerWorkgroup(rows),
+    BN: OUTER_COLUMNS,
+  })).filter((p) => launchable(s, p, device, 0));
+}
+
+/** The matrix-vector plans, for M up to GEMV_MAX_M. */
+function gemvPlans(s: Shape): Params[] {
+  if (s.m > GEMV_MAX_M) return [];
+  return SLICE_COUNTS.filter((n) => n === 1 || s.k / n >= MIN_SLICE_K).map((slices) => ({
+    PLAN: PLAN_GEMV,
+    SLICES: slices,
+    BM: gemvRows(s.m),
+    BN: GEMV_COLUMNS,
+    BK: 4 * GEMV_K_LANES,
+  }));
+}
+
+/**
+ * Every plan the planner considers for `s` on `device`, fastest first under the model (see the
+ * module's header for which plans are considered where).
+ */
+export function candidates(s: Shape, device: DeviceSummary): Candidate[] {
+  const dev = deviceModel(device);
+  const plans = [
+    ...tilePlans(s, device, dev),
+    ...gemvPlans(s),
+    ...rowdotPlans(s, device),
+    ...outerPlans(s, device),
+  ];
+  return plans.map((p) => candidate(s, p, device)).sort((a, b) => a.seconds - b.seconds);
+}
+
+/**
+ * How much faster the model predicts `plan` than `than` at `s`: the ratio of their times past
+ * the fixed cost FIXED_S (which every plan pays alike).
+ */
+export function predictedGain(s: Shape, plan: Params, than: Params, device: DeviceSummary): number {
+  return (predictPlanTime(s, than, device) - FIXED_S) /
+    (predictPlanTime(s, plan, device) - FIXED_S);
+}
+
+/** What the planner chose for a shape, and why. */
+export interface PlanChoice {
+  params: Params;
+  kind: PlanKind;
+  /**
+   * "model" (the model's fastest plan, clearly faster than 12's), "guard" (12's plan: the
+   * model's fastest was not clearly faster), or "tuned" (a saved per-shape winner).
+   */
+  from: "model" | "guard" | "tuned";
+  waves: Waves;
+  /** predictPlanTime of the plan, seconds. */
+  seconds: number;
+}
+
+const choice = (c: Candidate, from: PlanChoice["from"]): PlanChoice => ({
+  params: c.params,
+  kind: c.kind,
+  from,
+  waves: c.waves,
+  seconds: c.seconds,
+});
+
+/**
+ * The rule's pick at `s` (no saved winners): the model's fastest plan when it is predicted more
+ * than GUARD_MARGIN faster than 12's plan, else 12's plan.
+ */
+export function modelPlan(s: Shape, device: DeviceSummary): PlanChoice {
+  const best = candidates(s, device)[0];
+  const fallback = candidate(s, fallbackPlan(s, device), device);
+  if (samePlan(best.params, fallback.params)) return choice(fallback, "model");
+  return predictedGain(s, best.params, fallback.params, device) > 1 + GUARD_MARGIN
+    ? choice(best, "model")
+    : choice(fallback, "guard");
+}
+
+/**
+ * The keys that make two parameter sets the same kernel and launch, per kind: for the tile
+ * plans the tile, the slices and the loop's schedule (a search that ran another schedule
+ * measured another kernel).
+ */
+function planKeys(p: Params): string[] {
+  switch (p.PLAN) {
+    case PLAN_GEMV:
+      return ["PLAN", "SLICES", "BM", "BN"];
+    case PLAN_ROWDOT:
+      return ["PLAN", "SLICES", "BM", "BN", "KL"];
+    case PLAN_OUTER:
+      return ["PLAN", "BM"];
+    default:
+      return [
+        "PLAN",
+        "SLICES",
+        "BM",
+        "BN",
+        "BK",
+        "TN",
+        "GROUP_M",
+        "AHEAD",
+        ...Object.keys(STEP_TRANSFORMS),
+      ];
+  }
+}
+
+/** Whether two parameter sets are the same plan (compared on the plan's own keys). */
+export const samePlan = (a: Params, b: Params): boolean =>
+  planKeys(a).every((k) => (a[k] ?? 0) === (b[k] ?? 0));
 
 /**
  * A shape's class for the saved search: each dimension's log2, rounded. A class holds the
  * dimensions from 2^(j - 1/2) to 2^(j + 1/2), so shapes of one class are within a factor of 2 of
- * each other in every dimension (each within sqrt(2) of the same power of two), and one plan is
- * taken to suit them all.
+ * each other in every dimension.
  */
 export function shapeClass(s: Shape): string {
   return [s.m, s.k, s.n].map((d) => Math.round(Math.log2(d))).join("-");
 }
 
-/** What the picker chose for a shape, and why. */
-export interface PlanChoice {
-  params: Params;
-  kind: PlanKind;
-  /** "tuned" (the saved search's winner for the shape's class) or "model". */
-  from: "tuned" | "model";
-  waves: Waves;
+/**
+ * The saved winner for `s`'s class as it was measured, with the search's record; undefined when
+ * there is none or it cannot run at `s` (a matrix-vector winner at M past GEMV_MAX_M; its rows
+ * re-fit to this M would be another kernel, not the one measured).
+ */
+function savedWinner(s: Shape, device: DeviceSummary) {
+  const tuning = loadTuning(device, "shapes");
+  const won = tuning?.perShape?.find((w) => shapeClass(w.shape) === shapeClass(s));
+  if (!tuning || !won) return undefined;
+  if (won.params.PLAN === PLAN_GEMV && gemvRows(s.m) !== won.params.BM) return undefined;
+  return { params: won.params, at: won.shape, tuning };
 }
 
 /**
- * The plan for `s` on `device`: the saved winner for the shape's class when the per-shape search
- * ran there (the matrix-vector plan's rows re-fit to this M), else the model's first candidate.
+ * The plan for `s` on `device`: the rule's pick (modelPlan), replaced by the saved winner of
+ * `s`'s class where the search measured that winner faster than both the rule's pick and 12's
+ * plan (each measured time carried to `s` by the model's ratio for its plan).
  */
 export function pickPlan(s: Shape, device: DeviceSummary): PlanChoice {
-  const tuning = loadTuning(device, "shapes");
-  const all = candidates(s, device, tuning);
-  const won = tuning?.perShape?.find((w) => shapeClass(w.shape) === shapeClass(s));
-  if (won) {
-    // The per-shape search chose the plan (tile and slices); its loop is scheduled as step 12's
-    // current tuning says, like every model-picked plan's.
-    const params = { ...won.params };
-    if (params.PLAN === PLAN_GEMV) params.BM = gemvRows(s.m);
-    else Object.assign(params, STEP_TRANSFORMS, scheduleFor(device, params as Tile));
-    if (params.PLAN !== PLAN_GEMV || s.m <= GEMV_MAX_M) {
-      const same = all.find((c) => sameParams(c.params, params));
-      return { params, kind: planKind(params), from: "tuned", waves: same?.waves ?? all[0].waves };
-    }
-  }
-  return choice(all[0]);
+  const rule = modelPlan(s, device);
+  const saved = savedWinner(s, device);
+  if (!saved || samePlan(saved.params, rule.params)) return rule;
+  const measured = (p: Params) =>
+    saved.tuning.trials.find((t) =>
+      t.validated && t.medianMs !== undefined && t.shape && sameShape(t.shape, saved.at) &&
+      samePlan(t.params, p)
+    )?.medianMs;
+  // A plan's measured time at the winner's shape, carried to `s` by the model.
+  const carried = (p: Params) => {
+    const ms = measured(p);
+    return ms === undefined
+      ? undefined
+      : ms * predictPlanTime(s, p, device) / predictPlanTime(saved.at, p, device);
+  };
+  const winner = carried(saved.params);
+  const fallback = fallbackPlan(s, device);
+  const rivals = [rule.params, ...samePlan(fallback, saved.params) ? [] : [fallback]].map(carried);
+  if (winner === undefined || rivals.some((t) => t === undefined || t <= winner)) return rule;
+  return choice(candidate(s, saved.params, device), "tuned");
 }
 
-/** The model's plan alone, whatever per-shape search this device has saved. */
-export function modelPlan(s: Shape, device: DeviceSummary): PlanChoice {
-  return choice(candidates(s, device)[0]);
-}
-
-const choice = (best: Candidate): PlanChoice => ({
-  params: best.params,
-  kind: best.kind,
-  from: "model",
-  waves: best.waves,
-});
-
-/** Whether two plans are the same (compared on the plan's own keys). */
-function sameParams(a: Params, b: Params): boolean {
-  const keys = ["PLAN", "SLICES", "BM", "BN", "BK", "TN"];
-  return keys.every((k) => (a[k] ?? 0) === (b[k] ?? 0) || (a.PLAN === PLAN_GEMV && k === "TN"));
+/**
+ * The plans in the order the planner prefers them at `s`: its pick, 12's plan (what every pick
+ * is checked against), then the rest fastest first under the model. The per-shape search
+ * measures from the front, so the plans a saved winner must beat are always measured.
+ */
+export function planOrder(s: Shape, device: DeviceSummary): Candidate[] {
+  const all = candidates(s, device);
+  const first = [modelPlan(s, device).params, fallbackPlan(s, device)];
+  const front = first.map((p) => all.find((c) => samePlan(c.params, p)) ?? candidate(s, p, device))
+    .filter((c, i, list) => list.findIndex((d) => samePlan(d.params, c.params)) === i);
+  return [...front, ...all.filter((c) => !front.some((f) => samePlan(f.params, c.params)))];
 }

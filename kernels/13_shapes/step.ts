@@ -2,8 +2,10 @@
  * Step 13: the kernel family a program would call for any shape. A plan per shape and device
  * (kernels/13_shapes/plans.ts): step 12's generated kernel at a tile size that fills the GPU's
  * waves, the same kernel with K split into slices summed in a fixed order when M x N is small
- * and K long, and a matrix-vector kernel (kernels/13_shapes/gemv.ts) when M is 1 to 32; the
- * model ranks all of them at every shape.
+ * and K long, a matrix-vector kernel (kernels/13_shapes/gemv.ts) when M is 1 to 32, a row-dot
+ * kernel (kernels/13_shapes/rowdot.ts) when N is 1 to 32 and for the dot product, and an outer
+ * kernel (kernels/13_shapes/outer.ts) when K is tiny. A time model ranks them at every shape,
+ * and a plan other than 12's own runs only where the model clearly prefers it.
  */
 import { type KernelSpec, type Params, stepLayout } from "../../lib/kernels/spec.ts";
 import { need } from "../../lib/kernels/tiling.ts";
@@ -19,17 +21,30 @@ import {
   gemvWgsl,
 } from "./gemv.ts";
 import {
-  candidates,
+  MAX_SLICES,
   pickPlan,
   PLAN_GEMV,
+  PLAN_OUTER,
+  PLAN_ROWDOT,
   PLAN_TILES,
   planLabel,
   planLaunch,
+  planOrder,
 } from "./plans.ts";
+import { ROWDOT_INVOCATIONS, rowdotInvalid, rowdotStorageBytes, rowdotWgsl } from "./rowdot.ts";
+import {
+  OUTER_COLUMNS,
+  OUTER_INVOCATIONS,
+  outerInvalid,
+  outerRowsPerWorkgroup,
+  outerWgsl,
+} from "./outer.ts";
+import { rowdotConfig } from "./predict.ts";
+import { outerRows } from "./launch.ts";
 import { wavesFigure } from "./figure.ts";
 import { warpTileLoop } from "../../lib/kernels/loops.ts";
 
-/** The plan parameters: PLAN (tiles or matrix-vector), SLICES of K, and the tile's. */
+/** The plan parameters: PLAN (which kernel), SLICES of K, and the tile's. */
 const DEFAULTS: Params = {
   PLAN: PLAN_TILES,
   SLICES: 1,
@@ -43,11 +58,74 @@ const DEFAULTS: Params = {
   ...STEP_TRANSFORMS,
 };
 
-/** The most slices of K a launch may have. */
-const MAX_SLICES = 64;
-
-const isGemv = (p: Params) => p.PLAN === PLAN_GEMV;
 const tileParams = (p: Params) => ({ ...generatedParams(p), SPLIT_K: p.SLICES > 1 ? 1 : 0 });
+
+/** The plan's kernel text (without the first line, which names the plan). */
+function kernelText(p: Params): string {
+  switch (p.PLAN) {
+    case PLAN_GEMV:
+      return gemvWgsl(p.BM);
+    case PLAN_ROWDOT:
+      return rowdotWgsl(rowdotConfig(p));
+    case PLAN_OUTER:
+      return outerWgsl(outerRows(p));
+    default:
+      return generateWgsl(tileParams(p));
+  }
+}
+
+/** Why a plan of a known kind cannot run (undefined when it can). */
+function planInvalid(p: Params): string | undefined {
+  switch (p.PLAN) {
+    case PLAN_GEMV:
+      return need([p.BN === GEMV_COLUMNS, `the matrix-vector plan's BN is ${GEMV_COLUMNS}`]) ??
+        gemvInvalid(p.BM);
+    case PLAN_ROWDOT:
+      return need([
+        Number.isInteger(rowdotConfig(p).rows),
+        `the row-dot plan's BM is its groups (${ROWDOT_INVOCATIONS} / KL) times its rows`,
+      ]) ?? rowdotInvalid(rowdotConfig(p));
+    case PLAN_OUTER:
+      return need(
+        [p.SLICES === 1, "the outer plan does not split K"],
+        [p.BN === OUTER_COLUMNS, `the outer plan's BN is ${OUTER_COLUMNS}`],
+        [
+          Number.isInteger(outerRows(p)),
+          `the outer plan's BM is ${outerRowsPerWorkgroup(1)} times its rows`,
+        ],
+      ) ?? outerInvalid(outerRows(p));
+    default:
+      return whyInvalid(tileParams(p));
+  }
+}
+
+/** Invocations per workgroup of a plan's kernel. */
+function invocationsOf(p: Params): number {
+  switch (p.PLAN) {
+    case PLAN_GEMV:
+      return GEMV_LANES * GEMV_K_LANES;
+    case PLAN_ROWDOT:
+      return ROWDOT_INVOCATIONS;
+    case PLAN_OUTER:
+      return OUTER_INVOCATIONS;
+    default:
+      return invocations(generatedParams(p));
+  }
+}
+
+/** Bytes of workgroup memory of a plan's kernel. */
+function storageBytesOf(p: Params): number {
+  switch (p.PLAN) {
+    case PLAN_GEMV:
+      return GEMV_STORAGE_BYTES;
+    case PLAN_ROWDOT:
+      return rowdotStorageBytes(rowdotConfig(p));
+    case PLAN_OUTER:
+      return 0;
+    default:
+      return generated.workgroupStorageBytes(p);
+  }
+}
 
 const layout = stepLayout(import.meta.url);
 
@@ -56,46 +134,41 @@ export const step: KernelSpec = {
   ...layout,
   title: "Every shape",
   idea:
-    "A plan per shape, ranked by a wave model: tiles that fill the GPU's waves, split K for small outputs, a matrix-vector kernel for M <= 32.",
+    "A plan per shape, ranked by a time model and checked against 12's kernel: tiles that fill the GPU's waves, split K for small outputs, kernels of their own for few rows, few columns and tiny K.",
   file: `${layout.id}/plans.ts`,
   // A first line names the plan (PLAN and SLICES are not the generators' parameters).
   generate: (p) =>
-    `// Step 13, plan ${planLabel(p)}: PLAN=${p.PLAN} SLICES=${p.SLICES}\n` +
-    (isGemv(p) ? gemvWgsl(p.BM) : generateWgsl(tileParams(p))),
+    `// Step 13, plan ${planLabel(p)}: PLAN=${p.PLAN} SLICES=${p.SLICES}\n` + kernelText(p),
   params: { ...DEFAULTS },
   // The plan is picked per shape (planFor); lib/search.ts searchPlans searches plans per shape.
   space: undefined,
   invalid: (p) =>
     need(
       [
-        p.PLAN === PLAN_TILES || p.PLAN === PLAN_GEMV,
-        "PLAN must be 0 (tiles) or 1 (matrix-vector)",
+        [PLAN_TILES, PLAN_GEMV, PLAN_ROWDOT, PLAN_OUTER].includes(p.PLAN),
+        "PLAN must be 0 (tiles), 1 (matrix-vector), 2 (row-dot) or 3 (outer)",
       ],
       [
         Number.isInteger(p.SLICES) && p.SLICES >= 1 && p.SLICES <= MAX_SLICES,
         `SLICES must be a whole number from 1 to ${MAX_SLICES}`,
       ],
-    ) ??
-      (isGemv(p)
-        ? need([p.BN === GEMV_COLUMNS, `the matrix-vector plan's BN is ${GEMV_COLUMNS}`]) ??
-          gemvInvalid(p.BM)
-        : whyInvalid(tileParams(p))),
-  workgroupSize: (p) =>
-    isGemv(p) ? [GEMV_LANES * GEMV_K_LANES, 1, 1] : [invocations(generatedParams(p)), 1, 1],
-  workgroupStorageBytes: (p) => isGemv(p) ? GEMV_STORAGE_BYTES : generated.workgroupStorageBytes(p),
+    ) ?? planInvalid(p),
+  workgroupSize: (p) => [invocationsOf(p), 1, 1],
+  workgroupStorageBytes: (p) => storageBytesOf(p),
   // The grid, edge strips and slices the picker's model counts too.
   ...planLaunch,
   deviceTuned: false,
   planFor: (shape, device) => pickPlan(shape, device).params,
-  planCandidates: (shape, device) => candidates(shape, device),
+  planCandidates: (shape, device) => planOrder(shape, device),
   // The tile plans run 12's loop; the other plans' loops are not described.
   loop: (p) => p.PLAN === PLAN_TILES ? warpTileLoop(p, p.TN, 1) : undefined,
   figure: wavesFigure,
   change: {
     params: { SLICES: 2 },
     note: "13's tiles plan is 12's kernel at the same tile (it would differ only in its first " +
-      "line), so shown is what its split-K plan (SLICES=2) changes in it; the matrix-vector " +
-      "plan is a kernel of its own, kernels/13_shapes/gemv.ts.",
+      "line), so shown is what its split-K plan (SLICES=2) changes in it; the matrix-vector, " +
+      "row-dot and outer plans are kernels of their own (kernels/13_shapes/gemv.ts, rowdot.ts, " +
+      "outer.ts).",
   },
   knob: {
     name: "plan",

@@ -1,0 +1,389 @@
+/**
+ * Step 13's planner and its kernels for the degenerate shapes: the row-dot, dot and outer
+ * kernels validated against the float64 reference on this adapter (fresh inputs, poisoned C and
+ * workspace) at odd sizes; the time model's error and the guard's margin recomputed from the
+ * saved H200 measurements they were fit to; the guard's rule as a property over random shapes;
+ * the pick on the suite and on each kind of degenerate shape; and saved per-shape winners used
+ * only where they were measured against what they replace.
+ */
+import assert from "node:assert/strict";
+import { acquireGpu, type DeviceSummary, namedDevice } from "../lib/gpu.ts";
+import { findKernel } from "../lib/registry.ts";
+import { BoundProblem, prepareKernel, runKernel } from "../lib/runner.ts";
+import { rng, sameShape, type Shape, shapeLabel } from "../lib/matrix.ts";
+import type { Params } from "../lib/kernels/spec.ts";
+import { SHAPE_SUITE } from "../lib/suite.ts";
+import { saveTuning, type TuningRecord } from "../lib/tuning.ts";
+import {
+  candidates,
+  fallbackPlan,
+  GUARD_MARGIN,
+  modelPlan,
+  pickPlan,
+  PLAN_OUTER,
+  PLAN_ROWDOT,
+  PLAN_TILES,
+  planKind,
+  planOrder,
+  predictedGain,
+  predictPlanTime,
+  samePlan,
+  shapeClass,
+  TILE_CONFIGS,
+} from "../kernels/13_shapes/plans.ts";
+import { FIXED_S } from "../kernels/13_shapes/predict.ts";
+
+const spec = findKernel("shapes")!;
+const H200: DeviceSummary = namedDevice("NVIDIA H200", "nvidia", "hopper");
+const H100: DeviceSummary = namedDevice("NVIDIA H100", "nvidia", "hopper");
+
+const rowdot = (KL: number, rows: number, BN: number, SLICES = 1): Params => ({
+  PLAN: PLAN_ROWDOT,
+  SLICES,
+  KL,
+  BM: (256 / KL) * rows,
+  BN,
+});
+const outer = (rows: number): Params => ({ PLAN: PLAN_OUTER, SLICES: 1, BM: 8 * rows, BN: 128 });
+
+/** Each new kernel at sizes that force its edges: ragged K, rows and columns, empty slices. */
+const CASES: [Shape, Params][] = [
+  // The dot product, K split over a workgroup's 256 lanes and over slices (K = 1 leaves 7 of
+  // 8 slices empty; 4099 is no multiple of anything the kernel steps by).
+  [{ m: 1, k: 1, n: 1 }, rowdot(256, 1, 1, 8)],
+  [{ m: 1, k: 7, n: 1 }, rowdot(256, 1, 1)],
+  [{ m: 1, k: 1000, n: 1 }, rowdot(256, 2, 1, 3)],
+  [{ m: 1, k: 4099, n: 1 }, rowdot(256, 1, 1, 16)],
+  [{ m: 1, k: 4099, n: 1 }, rowdot(32, 1, 1, 4)],
+  // Few columns: B read directly (1 and 4 columns) and staged (32 columns).
+  [{ m: 300, k: 129, n: 1 }, rowdot(32, 8, 1)],
+  [{ m: 173, k: 300, n: 3 }, rowdot(32, 2, 4, 3)],
+  [{ m: 45, k: 70, n: 3 }, rowdot(256, 4, 4)],
+  [{ m: 37, k: 97, n: 32 }, rowdot(32, 2, 32, 2)],
+  // Tiny K: the outer product and K of 2 and 5 (a second, partial trip of 4 k).
+  [{ m: 101, k: 1, n: 257 }, outer(1)],
+  [{ m: 257, k: 2, n: 131 }, outer(4)],
+  [{ m: 131, k: 5, n: 299 }, outer(8)],
+];
+
+Deno.test("plans: the row-dot, dot and outer kernels validate at odd sizes", async () => {
+  const gpu = await acquireGpu();
+  for (const [shape, params] of CASES) {
+    const r = await runKernel(gpu, spec, shape, { params, skipTiming: true });
+    assert.ok(
+      r.validated,
+      `${planKind(params)} ${JSON.stringify(params)} at ${shapeLabel(shape)}: ${r.error}`,
+    );
+  }
+});
+
+Deno.test("plans: the dot product's slices add up in a fixed order, run to run", async () => {
+  const gpu = await acquireGpu();
+  const shape = { m: 1, k: 4099, n: 1 };
+  const params = { ...spec.params, ...rowdot(256, 1, 1, 8) };
+  const a = Float32Array.from({ length: shape.k }, (_, i) => Math.sin(i));
+  const b = Float32Array.from({ length: shape.k }, (_, i) => Math.cos(i));
+  const problem = await BoundProblem.create(
+    gpu,
+    await prepareKernel(gpu, spec, params),
+    shape,
+    a,
+    b,
+  );
+  try {
+    // No padding copies: the row-dot kernel reads A and B at any K and N.
+    assert.deepEqual(problem.dispatchLabels, ["tiles", "sum slices"]);
+    const first = await problem.compute();
+    const second = await problem.compute();
+    assert.deepEqual(new Uint32Array(second.buffer), new Uint32Array(first.buffer));
+  } finally {
+    problem.destroy();
+  }
+});
+
+Deno.test("plans: the planner's own pick validates on degenerate shapes here", async () => {
+  const gpu = await acquireGpu();
+  for (
+    const shape of [{ m: 1, k: 2000, n: 1 }, { m: 200, k: 300, n: 2 }, { m: 150, k: 1, n: 190 }]
+  ) {
+    const r = await runKernel(gpu, spec, shape, { skipTiming: true });
+    assert.ok(r.validated, `${shapeLabel(shape)} ${JSON.stringify(r.params)}: ${r.error}`);
+  }
+});
+
+Deno.test("plans: a product with a zero dimension is refused before any work", async () => {
+  const gpu = await acquireGpu();
+  for (const shape of [{ m: 0, k: 5, n: 5 }, { m: 5, k: 0, n: 5 }, { m: 5, k: 5, n: 0 }]) {
+    await assert.rejects(runKernel(gpu, spec, shape, { params: outer(1) }), /positive integer/);
+  }
+});
+
+Deno.test("plans: plans of the new kernels that cannot run are refused with the reason", () => {
+  const bad = (p: Params) => spec.invalid!({ ...spec.params, ...p });
+  assert.equal(bad(rowdot(32, 8, 4)), undefined);
+  assert.match(bad(rowdot(64, 1, 1))!, /k lanes/);
+  assert.match(bad(rowdot(32, 4, 32))!, /at most 64 sums/);
+  assert.match(bad(rowdot(256, 1, 8))!, /groups of 32/);
+  assert.match(bad({ ...rowdot(32, 1, 3) })!, /power of two/);
+  assert.match(bad({ ...outer(2), SLICES: 2 })!, /does not split K/);
+  assert.match(bad(outer(3))!, /rows per invocation/);
+  assert.equal(bad(outer(8)), undefined);
+});
+
+// ---------------------------------------------------------------------------------------------
+// The model and the guard, against the saved H200 measurements.
+
+const readJson = async (path: string) =>
+  JSON.parse(await Deno.readTextFile(new URL(`../${path}`, import.meta.url)));
+
+/** One saved time: where it was measured, the plan, the median, and which session measured it. */
+interface Measured {
+  session: "search" | "tiles" | "record";
+  shape: Shape;
+  params: Params;
+  seconds: number;
+}
+
+/**
+ * The measurements the model was fit to: the H200's per-shape plan search, step 12's search at
+ * 4096 (each tile's fastest schedule, with its times at the search's other shapes) and the
+ * whole-ladder record's steps 12 and 13. The search's tile plans at M = 1 are left out: there
+ * every tile plan is the same edge-strip kernel.
+ */
+async function savedTimes(): Promise<{ all: Measured[]; record12: Measured[] }> {
+  const all: Measured[] = [];
+  const search = await readJson("data/tuning/nvidia-h200/shapes.json") as TuningRecord;
+  for (const t of search.trials) {
+    if (!t.validated || !t.shape || (t.shape.m === 1 && t.params.PLAN === PLAN_TILES)) continue;
+    all.push({ session: "search", shape: t.shape, params: t.params, seconds: t.medianMs! / 1e3 });
+  }
+  const tiles = await readJson("data/tuning/nvidia-h200/generated.json") as TuningRecord;
+  const fastest = new Map<string, typeof tiles.trials[number]>();
+  for (const t of tiles.trials.filter((t) => t.validated)) {
+    const key = ["BM", "BN", "BK", "TN"].map((k) => t.params[k]).join("x");
+    if (!fastest.has(key) || t.medianMs! < fastest.get(key)!.medianMs!) fastest.set(key, t);
+  }
+  for (const t of fastest.values()) {
+    const params = { ...t.params, PLAN: PLAN_TILES, SLICES: 1 };
+    all.push({ session: "tiles", shape: tiles.shape, params, seconds: t.medianMs! / 1e3 });
+    for (const o of t.others ?? []) {
+      if (o.validated) {
+        all.push({ session: "tiles", shape: o.shape, params, seconds: o.medianMs! / 1e3 });
+      }
+    }
+  }
+  const record = await readJson("data/runs/nvidia-h200-2026-11-26T0725.json");
+  const record12: Measured[] = [];
+  for (const r of record.results) {
+    if (!r.validated || !["12_generated", "13_shapes"].includes(r.kernel)) continue;
+    const params = r.kernel === "12_generated"
+      ? { ...r.params, PLAN: PLAN_TILES, SLICES: 1 }
+      : r.params;
+    const m = {
+      session: "record" as const,
+      shape: { m: r.m, k: r.k, n: r.n },
+      params,
+      seconds: r.medianMs / 1e3,
+    };
+    all.push(m);
+    if (r.kernel === "12_generated") record12.push(m);
+  }
+  return { all, record12 };
+}
+
+const quantile = (xs: number[], q: number) =>
+  [...xs].sort((a, b) => a - b)[Math.floor(q * xs.length)];
+
+Deno.test("plans: the time model is within 9% of the saved H200 times at the median, 31% at the 90th percentile", async () => {
+  const { all } = await savedTimes();
+  assert.equal(all.length, 322);
+  const errors = all.map((m) =>
+    Math.abs(Math.log(predictPlanTime(m.shape, m.params, H200) / m.seconds))
+  );
+  assert.ok(Math.exp(quantile(errors, 0.5)) - 1 < 0.09, `median ${quantile(errors, 0.5)}`);
+  assert.ok(Math.exp(quantile(errors, 0.9)) - 1 < 0.31, `90th percentile ${quantile(errors, 0.9)}`);
+});
+
+/**
+ * Plans the planner considers, each against 12's plan measured in the same session at the same
+ * shape: the search's plans against the search's time of 12's tile at one slice, step 13's
+ * record row against step 12's. Each pair: the model's predicted gain and the measured one.
+ */
+async function samePairs(): Promise<{ predicted: number; measured: number }[]> {
+  const { all, record12 } = await savedTimes();
+  const considered = (p: Params) =>
+    p.PLAN !== PLAN_TILES ||
+    TILE_CONFIGS.some((c) => (["BM", "BN", "BK", "TN"] as const).every((k) => c[k] === p[k]));
+  const tile = (p: Params) => ["BM", "BN", "BK", "TN"].map((k) => p[k]).join("x");
+  const pairs: { predicted: number; measured: number }[] = [];
+  for (const twelve of record12) {
+    const here = all.filter((m) => sameShape(m.shape, twelve.shape));
+    const inSearch = here.find((m) =>
+      m.session === "search" && m.params.PLAN === PLAN_TILES && m.params.SLICES === 1 &&
+      tile(m.params) === tile(twelve.params)
+    );
+    for (const [base, session] of [[inSearch, "search"], [twelve, "record"]] as const) {
+      if (!base) continue;
+      for (const m of here) {
+        if (m === base || m.session !== session || !considered(m.params)) continue;
+        const time = (p: Params) => predictPlanTime(m.shape, p, H200) - FIXED_S;
+        pairs.push({
+          predicted: time(base.params) / time(m.params),
+          measured: base.seconds / m.seconds,
+        });
+      }
+    }
+  }
+  return pairs;
+}
+
+Deno.test("plans: the guard's margin, recomputed from the saved H200 pairs (plans.ts's header)", async () => {
+  const pairs = await samePairs();
+  const at = (margin: number) => {
+    const picked = pairs.filter((p) => p.predicted > 1 + margin);
+    return { picked: picked.length, lost: picked.filter((p) => p.measured < 1).length };
+  };
+  assert.equal(GUARD_MARGIN, 0.3);
+  assert.deepEqual(at(0.3), { picked: 96, lost: 2 });
+  // Every plan a lower margin adds measured slower than 12's plan.
+  assert.deepEqual(at(0.25), { picked: 97, lost: 3 });
+  assert.deepEqual(at(0.2), { picked: 98, lost: 4 });
+  assert.deepEqual(at(0.1), { picked: 100, lost: 6 });
+});
+
+/** Shapes drawn log-uniform over 1..16384 per dimension, at most 2^28 elements per matrix. */
+function randomShapes(count: number, seed: number): Shape[] {
+  const next = rng(seed);
+  const dim = () => Math.max(1, Math.round(2 ** (14 * next())));
+  const out: Shape[] = [];
+  while (out.length < count) {
+    const s = { m: dim(), k: dim(), n: dim() };
+    if (Math.max(s.m * s.k, s.k * s.n, s.m * s.n) <= 2 ** 28) out.push(s);
+  }
+  return out;
+}
+
+Deno.test("plans: the guard keeps 12's plan whenever the model's gain is under the margin (property)", () => {
+  for (const device of [H200, H100, namedDevice("Some GPU")]) {
+    for (const s of randomShapes(60, 21)) {
+      const best = candidates(s, device)[0];
+      const fallback = fallbackPlan(s, device);
+      const gain = predictedGain(s, best.params, fallback, device);
+      const pick = modelPlan(s, device);
+      const where = `${shapeLabel(s)} on ${device.description}: gain ${gain.toFixed(3)}`;
+      if (gain > 1 + GUARD_MARGIN) {
+        assert.equal(pick.from, "model", where);
+        assert.deepEqual(pick.params, best.params, where);
+      } else {
+        assert.ok(samePlan(pick.params, fallback), where);
+        assert.deepEqual(pick.params, fallback, where);
+      }
+      // Whatever it picks, the model predicts it no slower than 12's plan.
+      assert.ok(pick.seconds <= predictPlanTime(s, fallback, device) * (1 + 1e-12), where);
+      // The search measures the pick and 12's plan first.
+      const order = planOrder(s, device);
+      assert.ok(samePlan(order[0].params, pick.params), where);
+      assert.ok(order.slice(0, 2).some((c) => samePlan(c.params, fallback)), where);
+    }
+  }
+});
+
+/** Degenerate shapes and the kinds of plan the model must pick for them. */
+const DEGENERATE: [Shape, string[]][] = [
+  [{ m: 1, k: 8192, n: 1 }, ["dot", "row-dot"]],
+  [{ m: 1, k: 1 << 20, n: 1 }, ["dot", "row-dot"]],
+  [{ m: 4096, k: 4096, n: 1 }, ["row-dot", "dot"]],
+  [{ m: 8192, k: 8192, n: 8 }, ["row-dot"]],
+  [{ m: 4096, k: 1, n: 4096 }, ["outer"]],
+  [{ m: 8192, k: 4, n: 8192 }, ["outer"]],
+  [{ m: 16, k: 4096, n: 4096 }, ["matrix-vector"]],
+  [{ m: 999, k: 999, n: 999 }, ["split-K", "tiles"]],
+];
+
+Deno.test("plans: on the suite and on each kind of degenerate shape the pick is the model's", () => {
+  for (const s of [...SHAPE_SUITE, ...DEGENERATE.map(([s]) => s)]) {
+    const pick = pickPlan(s, H200);
+    const rule = modelPlan(s, H200);
+    const best = candidates(s, H200)[0];
+    const gain = predictedGain(s, best.params, fallbackPlan(s, H200), H200);
+    const where = `${shapeLabel(s)}: ${pick.from} ${JSON.stringify(pick.params)}`;
+    // No saved winner of the H200's search was measured against the plans it would replace
+    // (the search ran other loop schedules), so every pick is the rule's.
+    assert.equal(pick.from === "tuned", false, where);
+    assert.deepEqual(pick.params, rule.params, where);
+    assert.deepEqual(pick.params, gain > 1 + GUARD_MARGIN ? best.params : fallbackPlan(s, H200));
+  }
+  for (const [s, kinds] of DEGENERATE) {
+    const pick = pickPlan(s, H200);
+    assert.ok(kinds.includes(pick.kind), `${shapeLabel(s)}: ${pick.kind}`);
+    assert.equal(pick.from, "model", shapeLabel(s));
+  }
+  // A wide product where no plan is clearly faster than 12's keeps 12's.
+  assert.equal(pickPlan({ m: 512, k: 768, n: 3072 }, H200).from, "guard");
+});
+
+Deno.test("plans: predictPlanTime is a pure time in seconds", () => {
+  const s = { m: 1, k: 8192, n: 1 };
+  const p = rowdot(256, 1, 1, 4);
+  assert.equal(predictPlanTime(s, p, H200), predictPlanTime({ ...s }, { ...p }, H200));
+  assert.ok(predictPlanTime(s, p, H200) >= FIXED_S && predictPlanTime(s, p, H200) < 1e-3);
+  // More bandwidth, less time, for a product bound by its bytes.
+  const big = { m: 8192, k: 4, n: 8192 };
+  assert.ok(predictPlanTime(big, outer(8), H200) < predictPlanTime(big, outer(8), H100));
+});
+
+Deno.test("plans: a saved winner replaces the rule's pick only where it was measured faster than it and 12's plan", async () => {
+  const device: DeviceSummary = namedDevice(`NVIDIA H200 test ${crypto.randomUUID()}`, "nvidia");
+  const at = { m: 1000, k: 3000, n: 777 };
+  const near = { m: 1100, k: 2900, n: 800 };
+  assert.equal(shapeClass(near), shapeClass(at));
+  const rule = modelPlan(at, device).params;
+  const ruleNear = modelPlan(near, device).params;
+  const fallback = fallbackPlan(at, device);
+  assert.deepEqual(fallbackPlan(near, device), fallback);
+  // A plan the rule picks at neither shape.
+  const winner = { ...fallback, SLICES: 7 };
+  assert.ok(![rule, ruleNear, fallback].some((p) => samePlan(p, winner)));
+  const trial = (params: Params, medianMs: number) => ({
+    params,
+    shape: at,
+    validated: true,
+    medianMs,
+  });
+  const record = (trials: ReturnType<typeof trial>[]): TuningRecord => ({
+    schema: 1,
+    device,
+    date: new Date().toISOString(),
+    commit: "test",
+    shape: at,
+    shapes: [at],
+    kernel: "13_shapes",
+    space: {},
+    trials,
+    best: trials[0],
+    perShape: [{ shape: at, params: winner, gflops: 1 }],
+  });
+  const rules = [trial(rule, 0.3), trial(ruleNear, 0.3)];
+  const cases: [ReturnType<typeof trial>[], boolean][] = [
+    // Measured faster than both: used at its shape and at a shape of its class.
+    [[trial(winner, 0.1), ...rules, trial(fallback, 0.4)], true],
+    // Not measured against the rule's picks: the rule stands.
+    [[trial(winner, 0.1), trial(fallback, 0.4)], false],
+    // Slower than 12's plan where it was measured: the rule stands.
+    [[trial(winner, 0.1), ...rules, trial(fallback, 0.09)], false],
+  ];
+  for (const [trials, used] of cases) {
+    const url = await saveTuning(record(trials));
+    try {
+      for (const s of [at, near]) {
+        const pick = pickPlan(s, device);
+        assert.equal(pick.from === "tuned", used, `${shapeLabel(s)} ${JSON.stringify(trials)}`);
+        if (used) assert.deepEqual(pick.params, winner);
+      }
+      // Another class: never the winner.
+      assert.notEqual(pickPlan({ m: 4096, k: 64, n: 4096 }, device).from, "tuned");
+    } finally {
+      await Deno.remove(new URL(".", url), { recursive: true });
+    }
+  }
+});
