@@ -160,6 +160,71 @@ export function cpuChart(data: CpuChartData): VegaChart {
   };
 }
 
+/** One bar of the CPU ladder chart: a rung or a CPU peer, from a record or the reader's run. */
+export interface CpuLadderBar {
+  impl: string;
+  /** Whose measurement: "recorded (<CPU>)" or "yours". */
+  source: string;
+  gflops: number;
+}
+
+/**
+ * The CPU ladder at one size, recorded and yours side by side, on a log axis: the rungs span
+ * three orders of magnitude, and on a linear axis the first three would not show.
+ */
+export function cpuLadderChart(bars: CpuLadderBar[], n: number): VegaChart {
+  if (!bars.length) throw new Error("no CPU measurements to chart");
+  const order = [...new Set(bars.map((b) => b.impl))];
+  const sources = [...new Set(bars.map((b) => b.source))];
+  return {
+    kind: "vega-lite",
+    name: "cpu-ladder",
+    spec: {
+      $schema: SCHEMA,
+      title: {
+        text: `The CPU ladder at N = ${n}`,
+        subtitle: "GFLOP/s from each row's fastest call; log scale",
+      },
+      config: VEGA_CONFIG,
+      width: 520,
+      height: { step: 11 * sources.length + 4 },
+      data: { values: bars },
+      encoding: {
+        y: { field: "impl", type: "nominal", sort: order, title: null, axis: { labelLimit: 240 } },
+        yOffset: { field: "source", type: "nominal", sort: sources },
+        color: {
+          field: "source",
+          type: "nominal",
+          sort: sources,
+          title: null,
+          legend: { labelLimit: 0 },
+        },
+        x: {
+          field: "gflops",
+          type: "quantitative",
+          scale: { type: "log" },
+          // Bars of one rung sit side by side (yOffset), never stacked: a stack on a log axis
+          // has no meaning and draws nothing.
+          stack: null,
+          title: "GFLOP/s (measured, log scale)",
+        },
+        tooltip: [
+          { field: "impl", title: "rung / peer" },
+          { field: "source" },
+          { field: "gflops", title: "GFLOP/s", format: ".3~g" },
+        ],
+      },
+      layer: [
+        { mark: "bar" },
+        {
+          mark: { type: "text", align: "left", dx: 3, fontSize: 9 },
+          encoding: { text: { field: "gflops", type: "quantitative", format: ".3~g" } },
+        },
+      ],
+    } as VegaLiteSpec,
+  };
+}
+
 /** The peers that run on the CPU: OpenBLAS and jax-js's WebAssembly backend. */
 const CPU_PEERS = ["openblas", "jaxjs"];
 

@@ -1,79 +1,156 @@
 /**
- * The CPU side as notebook tables (measured by lib/cpu_bench.ts): the CPU ladder, the
- * cache-blocking sweep, and the suite beside OpenBLAS and jax-js.
+ * The CPU side as notebook tables (measured by lib/cpu_bench.ts): the CPU ladder at one size,
+ * as a recorded machine ran it beside the reader's run, and the cache-blocking sweep.
  */
 import { peerLabel } from "../../charts/common.ts";
+import type { CpuLadderBar, CpuSweepRow } from "../../charts/cpu.ts";
 import type { CpuSuite } from "../../cpu_bench.ts";
-import type { SweepRow } from "../../record.ts";
-import { showBullets, showTable } from "../format.ts";
-import { showBundle } from "../jupyter.ts";
 import { CPU_LADDER } from "../../cpu_ladder.ts";
-import { ikjMatmul, naiveMatmul } from "../../cpu.ts";
+import type { Shape } from "../../matrix.ts";
+import { loadRecord, type RunRecord, type SweepRow } from "../../record.ts";
+import { type Cell, showBullets, showTable } from "../format.ts";
+
+/** The committed CPU-only records (bench --cpu-only). */
+const CPU_RECORDS_DIR = new URL("../../../data/cpu/", import.meta.url);
+
+/** A CPU-only record from data/cpu/, by file name. */
+export function loadCpuRecord(name: string): Promise<RunRecord> {
+  return loadRecord(new URL(name, CPU_RECORDS_DIR));
+}
+
+/**
+ * A block-size sweep's validated points, GFLOP/s from each point's fastest call (as the ladder
+ * table counts them), for the sweep chart.
+ */
+export function sweepPoints(rows: readonly SweepRow[]): CpuSweepRow[] {
+  return rows.filter((r) => r.validated && r.minMs > 0)
+    .map((r) => ({ n: r.n, block: r.block, gflops: (2 * r.n ** 3) / r.minMs / 1e6 }));
+}
 
 /** Show a block-size sweep as a table (block 0 = one block spanning the matrix). */
 export async function showSweep(rows: SweepRow[]): Promise<void> {
   await showTable(
-    ["N", "block", "validated", "rel. error", "median ms", "GFLOP/s"],
-    rows.map((r) => [r.n, r.block, r.validated, r.relErr, r.medianMs, r.gflops]),
-    "Cache blocking: block-size sweep, one core (block 0 = one block spanning the matrix)",
+    ["N", "block", "validated", "rel. error", "fastest ms", "GFLOP/s"],
+    rows.map((r) => [
+      r.n,
+      r.block,
+      r.validated,
+      r.relErr,
+      r.minMs,
+      r.validated && r.minMs > 0 ? (2 * r.n ** 3) / r.minMs / 1e6 : undefined,
+    ]),
+    "The packed kernel's block size, one core (block 0 = one block spanning the matrix); " +
+      "GFLOP/s from each point's fastest call",
   );
 }
 
+/** The CPU peers in the order the suite runs them. */
+const CPU_PEERS = ["openblas-1t", "jaxjs-wasm", "openblas-all"];
+
+/** One row of a CPU measurement, rung or peer, as the suite and the records store it. */
+interface CpuRow extends Shape {
+  validated: boolean;
+  relErr: number;
+  minMs?: number;
+}
+
 /**
- * Show a CPU suite: our matmuls and OpenBLAS at each size, each as a multiple of naive ijk and
- * as a share of single-threaded OpenBLAS.
+ * GFLOP/s from a row's fastest call. A wall clock on a shared CPU only ever errs slow (another
+ * process, a page fault, the collector), so the fastest of a few calls is the closest to what
+ * the code itself costs.
  */
-export async function showCpuSuite(suite: CpuSuite): Promise<void> {
-  const rows = [
-    ...suite.cpu.impls.map((r) => ({ ...r, label: r.impl })),
-    ...suite.peers.map((p) => ({
-      ...p,
-      label: peerLabel(p.peer),
+function fastestGflops(r: CpuRow | undefined): number | undefined {
+  if (!r?.validated || !r.minMs) return undefined;
+  return (2 * r.m * r.n * r.k) / r.minMs / 1e6;
+}
+
+/** Each rung's and peer's validated row at size n in a suite (a record's, or a live one). */
+function rowsAt(suite: Partial<CpuSuite>, n: number) {
+  const square = (r: Shape) => r.m === n && r.k === n && r.n === n;
+  return {
+    rungs: CPU_LADDER.map((step) => ({
+      title: step.title,
+      row: suite.cpu?.impls.find((r) => r.id === step.id && square(r)) as CpuRow | undefined,
     })),
-  ];
-  const at = (label: string, n: number) =>
-    rows.find((r) => r.label === label && r.n === n && r.validated)?.gflops;
+    peers: CPU_PEERS.map((peer) => ({
+      title: peerLabel(peer),
+      row: suite.peers?.find((p) => p.peer === peer && square(p)) as CpuRow | undefined,
+    })),
+  };
+}
+
+/** A multiple of the rung before, where both ran. */
+const gain = (now: number | undefined, before: number | undefined) =>
+  now && before ? now / before : undefined;
+
+/**
+ * The CPU ladder at size n as the recorded machine ran it and as this one does: each rung's
+ * GFLOP/s from its fastest call and its multiple of the rung before, then the CPU peers.
+ */
+export async function showCpuLadderRun(
+  yours: CpuSuite,
+  recorded: RunRecord,
+  n: number,
+): Promise<void> {
+  const theirs = rowsAt({ cpu: recorded.cpu, peers: recorded.peers }, n);
+  const mine = rowsAt(yours, n);
+  const rows: Cell[][] = [];
+  theirs.rungs.forEach(({ title, row }, i) => {
+    const live = mine.rungs[i].row;
+    const before = i > 0 ? { theirs: theirs.rungs[i - 1].row, mine: mine.rungs[i - 1].row } : {};
+    rows.push([
+      title,
+      fastestGflops(row),
+      gain(fastestGflops(row), fastestGflops(before.theirs)),
+      live?.validated,
+      live?.relErr,
+      fastestGflops(live),
+      gain(fastestGflops(live), fastestGflops(before.mine)),
+    ]);
+  });
+  theirs.peers.forEach(({ title, row }, i) => {
+    const live = mine.peers[i].row;
+    rows.push([
+      title,
+      fastestGflops(row),
+      undefined,
+      live?.validated,
+      live?.relErr,
+      fastestGflops(live),
+      undefined,
+    ]);
+  });
+  const machine = (m: { model: string; logicalCores: number } | undefined) =>
+    m ? `${m.model} (${m.logicalCores} logical cores)` : "an unknown CPU";
   await showTable(
     [
-      "implementation",
-      "N",
+      "rung / peer",
+      "recorded GFLOP/s",
+      "x rung before",
       "validated",
       "rel. error",
-      "median ms",
-      "GFLOP/s",
-      "x naive ijk",
-      "% of OpenBLAS 1t",
+      "your GFLOP/s",
+      "x rung before (yours)",
     ],
-    rows.map((r) => {
-      const naive = at("naive ijk", r.n);
-      const blas = at(peerLabel("openblas-1t"), r.n);
-      return [
-        r.label,
-        r.n,
-        r.validated,
-        r.relErr,
-        r.medianMs,
-        r.gflops,
-        naive && r.gflops ? r.gflops / naive : undefined,
-        blas && r.gflops ? (100 * r.gflops) / blas : undefined,
-      ];
-    }),
-    `CPU matmuls on ${suite.cpu.machine.model} (${suite.cpu.machine.logicalCores} logical cores)`,
+    rows,
+    `N = ${n}, GFLOP/s from each row's fastest call: recorded on ${
+      machine(recorded.cpu?.machine)
+    }, yours on ${machine(yours.cpu.machine)}`,
   );
-  if (suite.cpu.notes.length) await showBullets(suite.cpu.notes);
+  if (yours.cpu.notes.length) await showBullets(yours.cpu.notes);
 }
 
-/**
- * The CPU ladder as the reader climbs it: each rung and what it changes, then the first two loop
- * nests as they are written (lib/cpu.ts), the change between them the order of two loops.
- */
-export async function showCpuLadder(): Promise<void> {
-  await showTable(
-    ["rung", "what it changes"],
-    CPU_LADDER.map((s) => [s.title, s.change]),
-    "The CPU ladder (lib/cpu_ladder.ts; the SIMD kernel is written by lib/cpu_simd.ts)",
-  );
-  for (const [title, fn] of [["naive ijk", naiveMatmul], ["ikj", ikjMatmul]] as const) {
-    await showBundle({ "text/plain": `// ${title}\n${fn.toString()}` });
-  }
+/** The bars of the CPU ladder chart at size n: every rung and peer, recorded and yours. */
+export function cpuLadderBars(yours: CpuSuite, recorded: RunRecord, n: number): CpuLadderBar[] {
+  const sources = [
+    { source: `recorded (${recorded.cpu?.machine.model ?? "unknown CPU"})`, suite: recorded },
+    { source: "yours", suite: yours },
+  ];
+  return sources.flatMap(({ source, suite }) => {
+    const { rungs, peers } = rowsAt(suite, n);
+    return [...rungs, ...peers].flatMap(({ title, row }) => {
+      const gflops = fastestGflops(row);
+      return gflops ? [{ impl: title, source, gflops }] : [];
+    });
+  });
 }
