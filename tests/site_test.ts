@@ -5,10 +5,19 @@
  * live chart is drawn, nothing leaves 127.0.0.1 and the console stays clean; the bad cases (no
  * WebGPU, no timestamp-query, a kernel past the adapter's limits or features, a wrong kernel)
  * say so on the page, and a failure never shows a speed.
+ *
+ * The notebook pages: `deno task site`'s own render command, allowed to start nothing but
+ * nbconvert (so no kernel), renders three committed notebooks; the index links them in story
+ * order with their titles and ideas, every page links the index and its neighbours, each says
+ * where its outputs were executed (a software adapter by name), and in Chromium no text cell
+ * takes nbconvert's right alignment, diffs keep their indentation, and every figure shows.
  */
 import assert from "node:assert/strict";
 import { RECORD_SCHEMA, recordFromJson } from "../lib/record.ts";
+import { KERNELS } from "../lib/registry.ts";
 import { buildSite } from "../tools/build_site.ts";
+import { parseNotebook, serializeNotebook } from "../tools/notebook_json.ts";
+import { renderNotebooks } from "../tools/render_notebooks.ts";
 import { launchChromium, type Page, serveFolder } from "./browser.ts";
 import { assertPngNotBlank } from "./png.ts";
 
@@ -97,6 +106,11 @@ Deno.test("site: live pages validate and time kernels in headless Chromium (Swif
     }
   });
   try {
+    // With no notebook rendered, the step pages and the ladder still link their neighbours.
+    const ladderNav = navLinks(await Deno.readTextFile(`${out}/ladder.html`));
+    const lastStep = KERNELS.filter((k) => !k.demo).at(-1)!.id;
+    assert.deepEqual(ladderNav, Array(2).fill({ prev: `${lastStep}.html`, next: undefined }));
+
     for (const domain of ["Runtime", "Log", "Page", "Network"]) await page.send(`${domain}.enable`);
 
     const naive = await runPage(page, `${server.url}/02_naive.html?sizes=64`);
@@ -216,5 +230,166 @@ Deno.test("site: live pages validate and time kernels in headless Chromium (Swif
     await chromium.stop();
     await server.close();
     await Deno.remove(out, { recursive: true });
+  }
+});
+
+const ROOT = new URL("../", import.meta.url).pathname;
+
+/** The previous and next pages a page's navigation bars link (top and bottom), each with the index. */
+function navLinks(html: string): { prev?: string; next?: string }[] {
+  return [...html.matchAll(/<nav class="gemm-nav">([\s\S]*?)<\/nav>/g)].map(([, bar]) => {
+    assert.match(bar, /<a class="index" href="index.html">/);
+    return {
+      prev: /rel="prev" href="([^"]+)"/.exec(bar)?.[1],
+      next: /rel="next" href="([^"]+)"/.exec(bar)?.[1],
+    };
+  });
+}
+
+/** A notebook's title and the text of its first markdown cell, markdown marks dropped. */
+async function notebookText(name: string) {
+  const nb = parseNotebook(await Deno.readTextFile(`${ROOT}notebooks/${name}.ipynb`));
+  const first = nb.cells.find((c) => c.cell_type === "markdown")!.source;
+  const plain = (s: string) => s.replace(/[`*_]/g, "").replace(/\s+/g, " ").trim();
+  return {
+    title: plain(first.split("\n")[0].replace(/^#+/, "")),
+    opening: plain(first),
+    stamp: nb.metadata.gemm_ladder as { executed_on: string; date: string; commit: string },
+  };
+}
+
+const stripTags = (html: string) =>
+  html.replace(/<[^>]+>/g, "").replace(/&quot;/g, '"').replace(/&amp;/g, "&").replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">");
+
+Deno.test("site: the default build renders the committed notebooks, runs no kernel, links every page", async () => {
+  // deno task site renders with this command; allowed to run only nbconvert, it can start no
+  // kernel, and nothing before it executes the notebooks.
+  const tasks = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`)).tasks;
+  assert.doesNotMatch(tasks.site, /task notebooks|execute_notebook/);
+  const render = (tasks.site as string).split("&&").map((c) => c.trim().split(/\s+/))
+    .find((words) => words.includes("tools/render_notebooks.ts"));
+  assert.ok(render, tasks.site);
+  assert.deepEqual(render.filter((w) => /^(-A|--allow-all|--allow-run)/.test(w)), [
+    "--allow-run=jupyter-nbconvert",
+  ]);
+  const names = ["00_setup", "04_tiled", "15_summary"];
+  const out = await Deno.makeTempDir({ prefix: "gemm-site-notebooks-" });
+  const chromium = await launchChromium();
+  const server = serveFolder(out);
+  try {
+    const run = await new Deno.Command(Deno.execPath(), {
+      args: [...render.slice(1), "--out", out, ...names.map((n) => `${n}.ipynb`)],
+      cwd: ROOT,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.ok(run.success, new TextDecoder().decode(run.stderr));
+    await buildSite(out);
+
+    // The index: every notebook in story order, with its title and its idea in one sentence.
+    const index = await Deno.readTextFile(`${out}/index.html`);
+    const items = [
+      ...index.matchAll(/<li><a href="([^"]+)">(.*?)<\/a>(?:<p class="idea">(.*?)<\/p>)?/g),
+    ];
+    assert.deepEqual(items.slice(0, names.length).map((m) => m[1]), names.map((n) => `${n}.html`));
+    for (const [i, name] of names.entries()) {
+      const { title, opening } = await notebookText(name);
+      assert.equal(stripTags(items[i][2]), title);
+      const idea = stripTags(items[i][3] ?? "");
+      assert.ok(idea.length > 0 && opening.includes(idea), `${name}'s idea: "${idea}"`);
+    }
+    assert.match(index, /<a href="ladder.html">/);
+
+    // Story order: the notebooks, each step without a rendered notebook at its number, the ladder.
+    const order = [...Deno.readDirSync(out)].map((e) => e.name)
+      .filter((f) => /^\d\d_.*\.html$/.test(f)).sort();
+    order.push("ladder.html");
+    for (const [i, file] of order.entries()) {
+      const links = navLinks(await Deno.readTextFile(`${out}/${file}`));
+      assert.deepEqual(links, Array(2).fill({ prev: order[i - 1], next: order[i + 1] }), file);
+    }
+
+    // Each notebook page says where its outputs were executed, from its metadata.
+    for (const name of names) {
+      const { stamp } = await notebookText(name);
+      const html = await Deno.readTextFile(`${out}/${name}.html`);
+      const line = /<p class="gemm-source">(.*?)<\/p>/.exec(html)?.[1] ?? "";
+      assert.equal(
+        stripTags(line),
+        `Outputs executed on ${stamp.executed_on} (${stamp.date.slice(0, 10)} ` +
+          `${stamp.date.slice(11, 16)} UTC, commit ${stamp.commit}).`,
+      );
+      assert.doesNotMatch(html, /software adapter, <strong>/);
+    }
+
+    // In a browser: the line is at the top, no text takes nbconvert's right alignment, a diff
+    // keeps its indentation, every figure shows within the page.
+    const { page } = chromium;
+    await page.send("Page.enable");
+    await page.open(`${server.url}/04_tiled.html`);
+    const seen = await page.eval<{
+      sourceTop: number;
+      inherited: string[];
+      diffCells: { align: string; space: string }[];
+      figures: { loaded: boolean; right: number }[];
+      width: number;
+    }>(`(() => {
+      const own = (el) => /text-align/.test(el.getAttribute("style") ?? "");
+      return {
+        sourceTop: document.querySelector(".gemm-source").getBoundingClientRect().top,
+        inherited: [...document.querySelectorAll(".jp-OutputArea-output td")]
+          .filter((td) => getComputedStyle(td).textAlign === "right" && !own(td))
+          .map((td) => td.textContent),
+        diffCells: [...document.querySelectorAll("table[style*=monospace] td")]
+          .filter((td) => /^[-+ ] /.test(td.textContent))
+          .map((td) => ({ align: getComputedStyle(td).textAlign, space: getComputedStyle(td).whiteSpace })),
+        figures: [...document.querySelectorAll(".jp-OutputArea-output img")].map((img) => ({
+          loaded: img.complete && img.naturalWidth > 0,
+          right: img.getBoundingClientRect().right,
+        })),
+        width: document.documentElement.clientWidth,
+      };
+    })()`);
+    assert.ok(seen.sourceTop < 200, `the source line starts ${seen.sourceTop} px down`);
+    assert.deepEqual(seen.inherited, [], "cells right-aligned by nbconvert's style");
+    assert.ok(seen.diffCells.length > 10, `${seen.diffCells.length} diff lines`);
+    for (const cell of seen.diffCells) assert.deepEqual(cell, { align: "left", space: "pre" });
+    assert.ok(seen.figures.length >= 2, `${seen.figures.length} figures`);
+    for (const f of seen.figures) assert.ok(f.loaded && f.right <= seen.width, JSON.stringify(f));
+  } finally {
+    await chromium.stop();
+    await server.close();
+    await Deno.remove(out, { recursive: true });
+  }
+});
+
+Deno.test("site: a page executed on a software adapter names it", async () => {
+  const tasks = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`)).tasks;
+  assert.match(
+    tasks["site-execute"],
+    /task notebooks && .*render_notebooks\.ts --from site\/executed/,
+  );
+  // What `deno task notebooks` leaves in site/executed: the adapter and date, no commit.
+  const from = await Deno.makeTempDir({ prefix: "gemm-site-executed-" });
+  const out = `${from}/site`;
+  try {
+    const nb = parseNotebook(await Deno.readTextFile(`${ROOT}notebooks/00_setup.ipynb`));
+    nb.metadata.gemm_ladder = {
+      executed_on: "llvmpipe (LLVM 19.1.7, 256 bits)",
+      date: "2026-11-26T08:00:00Z",
+    };
+    await Deno.writeTextFile(`${from}/00_setup.ipynb`, serializeNotebook(nb));
+    await renderNotebooks(["00_setup.ipynb"], from, out);
+    const line = /<p class="gemm-source software">(.*?)<\/p>/.exec(
+      await Deno.readTextFile(`${out}/00_setup.html`),
+    )?.[1];
+    assert.ok(line, "no software-adapter line");
+    assert.match(
+      stripTags(line),
+      /^These outputs come from a software adapter, llvmpipe \(LLVM 19\.1\.7, 256 bits\) \(2026-11-26 08:00 UTC, no commit recorded\)/,
+    );
+  } finally {
+    await Deno.remove(from, { recursive: true });
   }
 });

@@ -8,13 +8,22 @@
  *   data/runs/         the recorded GPU-host runs the pages chart beside the reader's numbers
  *   data/recorded.json which record each page shows, chosen as the notebooks choose it
  * A rendered notebook page (site/NN_name.html from `tools/render_notebooks.ts`) gets the
- * runner added at its end; a step without one gets a page of its own.
+ * runner added at its end; a step without one gets a page of its own. Every page then gets its
+ * index, previous and next links (tools/site_pages.ts) in one story order: the notebook pages
+ * render_notebooks.ts listed, each step page without a notebook at its number, the ladder last.
  *   deno task site-live                      (after `deno task site` has rendered the notebooks)
  *   deno run -A tools/build_site.ts --out DIR   (tests/site_test.ts builds into a temp folder)
  */
 import { KERNELS, type KernelSpec } from "../lib/registry.ts";
 import { currentCommit } from "../lib/record.ts";
 import { recordedGpuRun } from "../lib/notebook/recorded.ts";
+import {
+  escapeHtml,
+  NOTEBOOK_PAGES,
+  type SitePage,
+  standalonePage,
+  withNav,
+} from "./site_pages.ts";
 
 const ROOT = new URL("../", import.meta.url);
 const MARK = "<!-- gemm-live -->";
@@ -83,9 +92,6 @@ async function recordedRuns(out: string) {
   return { ladder, steps: runs };
 }
 
-const escape = (s: string) =>
-  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
-
 /** The runner's mount point and its script; the bundle fills it in. */
 function runnerBlock(attrs: string): string {
   return `${MARK}\n<link rel="stylesheet" href="assets/live.css">\n` +
@@ -93,13 +99,7 @@ function runnerBlock(attrs: string): string {
     `</section>\n<script type="module" src="assets/ladder.js"></script>\n`;
 }
 
-function page(title: string, body: string): string {
-  return `<!doctype html>\n<html lang="en"><head><meta charset="utf-8">\n` +
-    `<meta name="viewport" content="width=device-width, initial-scale=1">\n` +
-    `<link rel="icon" href="data:,">\n<title>${escape(title)}</title></head>\n` +
-    `<body class="gemm-page">\n<p><a href="index.html">all pages</a> · ` +
-    `<a href="ladder.html">the whole ladder on your GPU</a></p>\n${body}</body></html>\n`;
-}
+const LADDER: SitePage = { file: "ladder.html", title: "The whole ladder on your GPU" };
 
 /**
  * A rendered page as a web server can serve it: Debian's nbconvert points its scripts
@@ -126,6 +126,27 @@ async function servable(html: string, out: string): Promise<string> {
   return html;
 }
 
+const stepTitle = (step: KernelSpec) => `${step.id}: ${step.title}`;
+
+/** The notebook pages that render_notebooks.ts wrote into `out`, in story order; none if none. */
+async function notebookPages(out: string): Promise<SitePage[]> {
+  try {
+    return JSON.parse(await Deno.readTextFile(`${out}/${NOTEBOOK_PAGES}`));
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return [];
+    throw e;
+  }
+}
+
+/** Every page but the index in story order: a step without a notebook at its number. */
+function storyOrder(notebooks: SitePage[]): SitePage[] {
+  const have = new Set(notebooks.map((p) => p.file));
+  const steps = SITE_STEPS.filter((s) => !have.has(`${s.id}.html`))
+    .map((s) => ({ file: `${s.id}.html`, title: stepTitle(s) }));
+  const byFile = (a: SitePage, b: SitePage) => a.file < b.file ? -1 : a.file > b.file ? 1 : 0;
+  return [...[...notebooks, ...steps].sort(byFile), LADDER];
+}
+
 /** Add the runner to a rendered notebook page, or write a page for the step alone. */
 async function stepPage(out: string, step: KernelSpec): Promise<void> {
   const file = `${out}/${step.id}.html`;
@@ -139,15 +160,15 @@ async function stepPage(out: string, step: KernelSpec): Promise<void> {
   if (html?.includes(MARK)) {
     html = html.slice(0, html.indexOf(MARK)) + html.slice(html.indexOf("</body>"));
   }
-  html = html?.includes("</body>") ? html.replace("</body>", `${block}</body>`) : page(
-    `${step.id}: ${step.title}`,
-    `<h1>${escape(step.id)}: ${escape(step.title)}</h1>\n${block}`,
+  html = html?.includes("</body>") ? html.replace("</body>", `${block}</body>`) : standalonePage(
+    stepTitle(step),
+    `<h1>${escapeHtml(stepTitle(step))}</h1>\n${block}`,
   );
   await Deno.writeTextFile(file, html);
 }
 
-/** Link the live pages from the index (the notebooks' index when it exists). */
-async function indexPage(out: string): Promise<void> {
+/** Say on the index that the pages run on the reader's GPU (the notebooks' index when it exists). */
+async function indexPage(out: string, notebooks: SitePage[]): Promise<void> {
   const file = `${out}/index.html`;
   let html: string | undefined;
   try {
@@ -155,12 +176,14 @@ async function indexPage(out: string): Promise<void> {
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   }
-  const links = SITE_STEPS.map((s) =>
-    `<li><a href="${s.id}.html">${escape(s.id)}: ${escape(s.title)}</a></li>`
-  ).join("\n");
-  const live = `${MARK}\n<h2>On your GPU</h2>\n<p><a href="ladder.html">The whole ladder on ` +
-    `your GPU</a>, beside the recorded GPU-host run and cuBLAS; or one step:</p>\n` +
-    `<ul>${links}</ul>\n`;
+  const rendered = new Set(notebooks.map((p) => p.file));
+  const alone = SITE_STEPS.filter((s) => !rendered.has(`${s.id}.html`)).map((s) =>
+    `<li><a href="${s.id}.html">${escapeHtml(stepTitle(s))}</a></li>`
+  );
+  const live = `${MARK}\n<h2>On your GPU</h2>\n<p>Every step's page ends with a runner that ` +
+    `validates and times the step on your GPU, beside the recorded GPU-host run; ` +
+    `<a href="${LADDER.file}">the whole ladder on your GPU</a> runs them all, with cuBLAS.</p>\n` +
+    (alone.length ? `<ul>${alone.join("\n")}</ul>\n` : "");
   if (html?.includes(MARK)) {
     html = html.slice(0, html.indexOf(MARK)) + html.slice(html.indexOf("</body>"));
   }
@@ -168,7 +191,7 @@ async function indexPage(out: string): Promise<void> {
     file,
     html?.includes("</body>")
       ? html.replace("</body>", `${live}</body>`)
-      : page("gemm-ladder", `<h1>gemm-ladder</h1>\n${live}`),
+      : standalonePage("gemm-ladder", `<h1>gemm-ladder</h1>\n${live}`),
   );
 }
 
@@ -188,10 +211,16 @@ export async function buildSite(out: string): Promise<void> {
   }
   for (const step of SITE_STEPS) await stepPage(out, step);
   await Deno.writeTextFile(
-    `${out}/ladder.html`,
-    page("The ladder on your GPU", runnerBlock('data-page="ladder"')),
+    `${out}/${LADDER.file}`,
+    standalonePage(LADDER.title, runnerBlock('data-page="ladder"')),
   );
-  await indexPage(out);
+  const notebooks = await notebookPages(out);
+  const order = storyOrder(notebooks);
+  for (const [at, { file }] of order.entries()) {
+    const path = `${out}/${file}`;
+    await Deno.writeTextFile(path, withNav(await Deno.readTextFile(path), order, at));
+  }
+  await indexPage(out, notebooks);
 }
 
 if (import.meta.main) {
