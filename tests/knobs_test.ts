@@ -101,6 +101,31 @@ Deno.test("showKnob: a table on the console, nothing returned", gpuTest, async (
   for (const wg of [4, 8, 32]) assert.match(table, new RegExp(`WG=${wg}\\s+true`));
 });
 
+Deno.test(
+  "showKnob runs the points its cell passes; a parameter the step lacks throws",
+  gpuTest,
+  async () => {
+    const s = await session();
+    const printed: string[] = [];
+    const log = console.log;
+    console.log = (line: string) => printed.push(line);
+    try {
+      await showKnob(s, "tiled", { points: [{ TILE: 4 }, { TILE: 16 }], size: 16, budgetMs: 20 });
+    } finally {
+      console.log = log;
+    }
+    const table = printed.find((p) => p.startsWith("04_tiled's TILE at 16"));
+    assert.ok(table, printed.join("\n"));
+    assert.match(table, /TILE=4\s+true/);
+    assert.match(table, /TILE=16 \(default\)\s+true/);
+    assert.doesNotMatch(table, /TILE=8|TILE=32/, "only the points the cell passed");
+    await assert.rejects(
+      () => showKnob(s, "tiled", { points: [{ TILES: 8 }], size: 16 }),
+      /04_tiled has no parameter TILES \(its parameters: TILE/,
+    );
+  },
+);
+
 Deno.test("bench --knobs records each step's sweep; the record reads back", gpuTest, async () => {
   const gpu = await acquireGpu();
   const dir = await Deno.makeTempDir();

@@ -23,29 +23,65 @@ export function kernel(key: string): KernelSpec {
 }
 
 /**
- * Show a kernel's WGSL exactly as the file has it (optionally only lines `from`..`to`,
- * 1-based, inclusive), with its title and idea from the registry.
+ * Lines of a kernel to show: `from` and `to` are 1-based line numbers (inclusive), or text that
+ * the line contains (`to` is looked for from `from` on), so that an excerpt follows its lines when
+ * the file changes around them. Either end left out is the file's.
+ */
+export interface SourceLines {
+  from?: number | string;
+  to?: number | string;
+}
+
+/** Sources longer than this show folded away unless the cell names the lines that matter. */
+const SHOWN_SOURCE_LINES = 30;
+
+/** The 1-based line range an excerpt names in `all`; throws for text that is not there. */
+function lineRange(all: string[], where: SourceLines, file: string): [number, number] {
+  const find = (at: number | string | undefined, start: number, fallback: number) => {
+    if (at === undefined) return fallback;
+    if (typeof at === "number") return Math.min(all.length, Math.max(1, at));
+    const i = all.findIndex((line, j) => j >= start - 1 && line.includes(at));
+    if (i < 0) throw new Error(`kernels/${file}: no line with "${at}" from line ${start} on`);
+    return i + 1;
+  };
+  const from = find(where.from, 1, 1);
+  return [from, Math.max(from, find(where.to, from, all.length))];
+}
+
+/**
+ * Show a kernel's WGSL exactly as the file has it, with its title and defaults from the registry:
+ * the `lines` that matter (one excerpt or several, numbered as in the file) with the whole file
+ * one click away. Without `lines`, a short file shows whole and a long one folded.
  */
 export async function showKernelSource(
   key: string,
-  lines?: { from?: number; to?: number },
+  lines?: SourceLines | SourceLines[],
 ): Promise<void> {
   const spec = kernel(key);
   const all = (await loadKernelSource(spec.file)).replace(/\s+$/, "").split("\n");
-  const from = Math.max(1, lines?.from ?? 1);
-  const to = Math.min(all.length, lines?.to ?? all.length);
-  const code = all.slice(from - 1, to).join("\n");
+  const ranges = (lines === undefined ? [] : [lines].flat())
+    .map((where) => lineRange(all, where, spec.file));
+  const whole = ranges.length === 0 && all.length <= SHOWN_SOURCE_LINES;
+  const width = String(all.length).length;
+  const excerpt = ranges.map(([from, to]) =>
+    all.slice(from - 1, to).map((line, i) => `${String(from + i).padStart(width)}  ${line}`)
+      .join("\n")
+  ).join("\n...\n");
+  const shown = whole ? all.join("\n") : excerpt;
   const where = `kernels/${spec.file}` +
-    (from > 1 || to < all.length ? `, lines ${from}-${to}` : "");
+    (ranges.length ? `, lines ${ranges.map(([a, b]) => `${a}-${b}`).join(", ")}` : "");
   const params = Object.entries(spec.params).map(([k, v]) => `${k}=${v}`).join(", ");
   const head = `${spec.title} (${where}; defaults: ${params || "none"})`;
+  const wgsl = (code: string) =>
+    `<pre><code class="language-wgsl">${escapeHtml(code)}</code></pre>`;
   await showBundle({
-    "text/plain": `${head}\n\n${code}`,
-    "text/markdown": `**${spec.title}** (\`${where}\`; defaults: ${params || "none"})\n\n` +
-      "```wgsl\n" + code + "\n```",
+    "text/plain": shown ? `${head}\n\n${shown}` : head,
+    "text/markdown": `**${spec.title}** (\`${where}\`; defaults: ${params || "none"})` +
+      (shown ? "\n\n```wgsl\n" + shown + "\n```" : ""),
     "text/html": `<p><b>${escapeHtml(spec.title)}</b> (<code>${escapeHtml(where)}</code>; ` +
-      `defaults: ${escapeHtml(params || "none")})</p><pre><code class="language-wgsl">` +
-      `${escapeHtml(code)}</code></pre>`,
+      `defaults: ${escapeHtml(params || "none")})</p>` + (shown ? wgsl(shown) : "") +
+      (whole ? "" : `<details><summary>The whole kernel (${all.length} lines)</summary>` +
+        `${wgsl(all.join("\n"))}</details>`),
   });
 }
 

@@ -1,14 +1,14 @@
 /**
- * A knob per step: the reader turns the step's parameter (KernelSpec.knob) on their adapter and
- * sees a table and a chart, beside the GPU host's recorded sweep of the same knob when the
- * newest GPU record has one (`deno task bench --knobs`).
+ * A knob per step: the reader turns the step's parameter (KernelSpec.knob) on their adapter, at
+ * the values the knob cell passes, and sees a table and a chart, beside the GPU host's recorded
+ * sweep of the same knob when the newest GPU record has one (`deno task bench --knobs`).
  */
 import { knobChart, type KnobRun } from "../charts/knob.ts";
 import { shortCommit } from "../charts/common.ts";
 import { defaultPoint, knobShape, sweepKnob } from "../search.ts";
 import { shapeLabel } from "../matrix.ts";
 import type { KernelResult, KnobSweep } from "../record.ts";
-import { type KernelSpec, stepName } from "../registry.ts";
+import { type KernelSpec, type Params, stepName } from "../registry.ts";
 import { showChart } from "./charts.ts";
 import { type Cell, shortError, showNote, tableBundle } from "./format.ts";
 import { liveDisplay } from "./jupyter.ts";
@@ -19,6 +19,12 @@ import { mainSize, type Session } from "./session.ts";
 
 /** Options of a knob cell. */
 export interface KnobOptions {
+  /**
+   * The points to run, in order, each the parameters it sets over the step's defaults (default:
+   * the step's own, KernelSpec.knob.points). A notebook's knob cell passes them, so the reader
+   * edits them there.
+   */
+  points?: Params[];
   /** Run size n (default: the session's largest size; the knob may make the shape skinny). */
   size?: number;
   /** Timed GPU time per point (default: 300 ms on software adapters, 400 ms on GPUs). */
@@ -41,20 +47,33 @@ export async function recordedKnob(spec: KernelSpec): Promise<KnobRun | undefine
 }
 
 /**
- * Turn a step's knob on this adapter: every point validated, then timed, at one shape, shown as
- * a table and a chart beside the GPU host's recorded sweep of the same knob (when one is
- * committed). Returns nothing: the table and the chart are the output.
+ * Turn a step's knob on this adapter at the points the cell passes (default: the step's own):
+ * every point validated, then timed, at one shape, shown as a table and a chart beside the GPU
+ * host's recorded sweep of the same knob where it has those points (when one is committed).
+ * Throws for a point that names a parameter the step does not have. Returns nothing: the table
+ * and the chart are the output.
  */
 export async function showKnob(s: Session, step: string, opts: KnobOptions = {}): Promise<void> {
-  const spec = kernel(step);
-  const knob = spec.knob;
-  if (!knob) throw new Error(`${spec.id} has no knob (KernelSpec.knob in its step.ts)`);
+  const stepSpec = kernel(step);
+  const own = stepSpec.knob;
+  if (!own) throw new Error(`${stepSpec.id} has no knob (KernelSpec.knob in its step.ts)`);
+  const knob = { ...own, points: opts.points ?? own.points };
+  for (const point of knob.points) {
+    const unknown = Object.keys(point).filter((k) => !(k in stepSpec.params));
+    if (unknown.length) {
+      throw new Error(
+        `${stepSpec.id} has no parameter ${unknown.join(", ")} ` +
+          `(its parameters: ${Object.keys(stepSpec.params).join(", ")})`,
+      );
+    }
+  }
+  const spec: KernelSpec = { ...stepSpec, knob };
   const n = opts.size ?? mainSize(s);
   const shape = knobShape(spec, n);
   await showNote(
-    `**The knob: ${knob.name}.** ${knob.why} Each point sets what it names over the step's ` +
-      `defaults, at ${shapeLabel(shape)}, and is validated against the float64 reference ` +
-      `before it is timed.`,
+    `**The knob: ${knob.name}.** ${knob.why} Each point (the \`points\` of this cell: edit them ` +
+      `to try others) sets what it names over the step's defaults, at ${shapeLabel(shape)}, and ` +
+      `is validated against the float64 reference before it is timed.`,
   );
   const live = liveDisplay(`knob-${crypto.randomUUID()}`);
   const mine = await sweepKnob(s.gpu, spec, n, {
@@ -77,7 +96,10 @@ export async function showKnob(s: Session, step: string, opts: KnobOptions = {})
   }
 }
 
-/** One row per point: yours (validated, error, GFLOP/s, x the default) and the recorded run's. */
+/**
+ * One row per point you ran: yours (validated, error, GFLOP/s, x the default) and the recorded
+ * run's at the same point, where it has it (the chart draws the whole recorded sweep).
+ */
 function knobTable(
   spec: KernelSpec,
   mine: KnobSweep,
@@ -93,8 +115,7 @@ function knobTable(
     const x = at.get(label)?.gflops, d = base ? at.get(base)?.gflops : undefined;
     return x && d ? x / d : undefined;
   };
-  const labels = [...new Set([...mineAt.keys(), ...recAt.keys()])];
-  const rows: Cell[][] = labels.map((label) => {
+  const rows: Cell[][] = [...mineAt.keys()].map((label) => {
     const r = mineAt.get(label);
     const failed = r && !r.validated ? shortError(r.error) ?? "not validated" : undefined;
     return [

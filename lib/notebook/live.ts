@@ -1,6 +1,6 @@
 /**
  * Live runs on the reader's adapter: validate then time kernels, with progress in place and
- * then the table, and how the measurement compares with the model's bound.
+ * then the table, where each result's share of the roofline bound is a column.
  */
 import type { DeviceSummary } from "../gpu.ts";
 import { type Shape, shapeLabel, square } from "../matrix.ts";
@@ -9,9 +9,9 @@ import type { Params } from "../registry.ts";
 import type { KernelResult } from "../record.ts";
 import { runKernel } from "../runner.ts";
 import { sweepParams } from "../search.ts";
-import { fmt, paramsLabel, shortError, showBullets, showNote, tableBundle } from "./format.ts";
+import { paramsLabel, shortError, tableBundle } from "./format.ts";
 import { liveDisplay } from "./jupyter.ts";
-import { computeRoofOf, kernel, predict } from "./kernels.ts";
+import { computeRoofOf, kernel } from "./kernels.ts";
 import { mainSize, type Session } from "./session.ts";
 
 /** Options of a live run. */
@@ -139,23 +139,4 @@ export async function runParamSweep(
     ),
   );
   return results;
-}
-
-/**
- * Say, with the live numbers, how the measurement compares with the model's bound: what
- * fraction of the bound each result reached and which ceiling the model says limits it.
- */
-export async function showGap(results: KernelResult[], ceilings: Ceilings): Promise<void> {
-  const lines = results.filter((r) => r.gflops !== undefined).map((r) => {
-    const p = predict(r.kernel, r, ceilings, r.params);
-    const pct = (100 * r.gflops!) / p.boundGflops!;
-    return `\`${r.kernel}\` at ${shapeLabel(r)}: ${fmt(r.gflops)} GFLOP/s measured against a ` +
-      `${p.boundBy}-bound model limit of ${fmt(p.boundGflops)} GFLOP/s ` +
-      `(${fmt(p.intensity)} FLOP/byte), so **${fmt(pct)}%** of the bound.`;
-  });
-  if (!lines.length) {
-    await showNote("No timed result to compare with the model.");
-    return;
-  }
-  await showBullets(lines);
 }

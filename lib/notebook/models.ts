@@ -1,7 +1,7 @@
 /**
  * The step model (lib/kernels/model.ts) as notebooks show it: what changes from one step to the
- * next and the bound each quantity implies, at the reader's size and at 4096 on the H200, and
- * how a measurement compares with the model's bounds.
+ * next and the bound each quantity implies, at 4096 on the H200, and how a measurement compares
+ * with the model's bounds.
  */
 import type { DeviceSummary } from "../gpu.ts";
 import { gpuModel, H200, MODEL_DEVICE } from "../kernels/device.ts";
@@ -9,17 +9,10 @@ import { type Bound, type Limit, type StepModel, stepModel } from "../kernels/mo
 import { type Shape, shapeLabel, square } from "../matrix.ts";
 import type { KernelResult, RunRecord } from "../record.ts";
 import { type KernelSpec, type Params, stepName } from "../registry.ts";
-import { kernelParams } from "../runner.ts";
 import { type Cell, escapeHtml, fmt, paramsLabel, showNote, tableBundle } from "./format.ts";
 import { showBundle } from "./jupyter.ts";
 import { kernel } from "./kernels.ts";
-import { newestGpuRun } from "./recorded.ts";
-import type { Session } from "./session.ts";
-
-/** The size the H200 columns and the recorded comparison use. */
-export const MODEL_SIZE = 4096;
-
-/** An H200 as WebGPU describes it, for the plan picker when no record names one. */
+import { newestGpuRun, RECORDED_SIZE } from "./recorded.ts";
 
 /** The parameters a kernel runs with on `device` at `shape`, without an adapter at hand. */
 function paramsFor(spec: KernelSpec, shape: Shape, device: DeviceSummary): Params {
@@ -43,21 +36,26 @@ async function recordedResult(spec: KernelSpec, shape: Shape) {
 }
 
 /**
- * The kernel's parameters at 4096 on the H200: those of the newest recorded GPU run of it (the
+ * The kernel's parameters at `shape` on the H200: those of the newest recorded GPU run of it (the
  * tuned ones, where it was tuned), else its defaults (and the plan picker's, for step 13).
  */
-async function h200Params(spec: KernelSpec): Promise<Params> {
-  const shape = square(MODEL_SIZE);
+async function h200Params(spec: KernelSpec, shape: Shape): Promise<Params> {
   const found = await recordedResult(spec, shape);
   return found && /h200/i.test(found.record.device.description)
     ? { ...spec.params, ...found.result.params }
     : paramsFor(spec, shape, MODEL_DEVICE);
 }
 
-/** One row of the table: a quantity and how to read it off a model. */
+/**
+ * One row of the table: a quantity, how to read it off a model, and whether it is one of the
+ * few the short table shows when it changes (`key`) or always (`always`); the rest are one click
+ * away.
+ */
 interface Row {
   label: string;
   value(m: StepModel): Cell;
+  key?: boolean;
+  always?: boolean;
 }
 
 const boundRow = (limit: Limit): Row => ({
@@ -66,20 +64,30 @@ const boundRow = (limit: Limit): Row => ({
     const b = m.bounds.find((x) => x.limit === limit);
     return b ? (b.notABound ? `${fmt(b.gflops)} (not a bound)` : b.gflops) : undefined;
   },
+  key: true,
 });
 
 const ROWS: Row[] = [
-  { label: "parameters", value: (m) => paramsLabel(m.params) },
+  { label: "parameters", value: (m) => paramsLabel(m.params), always: true },
   { label: "global traffic, cost model (MB)", value: (m) => m.global.bytes / 1e6 },
-  { label: "FLOP per global byte", value: (m) => m.global.intensity },
-  { label: "L1 sector bytes per FMA (no workgroup memory)", value: (m) => m.l1SectorBytesPerFma },
+  { label: "FLOP per global byte", value: (m) => m.global.intensity, key: true },
+  {
+    label: "L1 sector bytes per FMA (no workgroup memory)",
+    value: (m) => m.l1SectorBytesPerFma,
+    key: true,
+  },
   { label: "workgroup-memory reads per FMA", value: (m) => m.workgroup?.readsPerFma },
-  { label: "workgroup-memory bytes read per FMA", value: (m) => m.workgroup?.bytesPerFma },
+  {
+    label: "workgroup-memory bytes read per FMA",
+    value: (m) => m.workgroup?.bytesPerFma,
+    key: true,
+  },
   {
     label: "bank wavefronts per warp read (fewest possible)",
     value: (m) =>
       m.workgroup &&
       `${fmt(m.workgroup.wavefrontsPerRead)} (${fmt(m.workgroup.idealWavefrontsPerRead)})`,
+    key: true,
   },
   {
     label: "bank wavefronts per warp store (fewest possible)",
@@ -87,67 +95,81 @@ const ROWS: Row[] = [
       m.workgroup &&
       `${fmt(m.workgroup.wavefrontsPerStore)} (${fmt(m.workgroup.idealWavefrontsPerStore)})`,
   },
-  { label: "bank bytes per FMA, reads and stores", value: (m) => m.workgroup?.bankBytesPerFma },
-  { label: "instructions per FMA (at least)", value: (m) => m.instructionsPerFma },
+  {
+    label: "bank bytes per FMA, reads and stores",
+    value: (m) => m.workgroup?.bankBytesPerFma,
+    key: true,
+  },
+  { label: "instructions per FMA (at least)", value: (m) => m.instructionsPerFma, key: true },
   { label: "registers per invocation (estimate)", value: (m) => m.registersEstimate },
   { label: "invocations per workgroup", value: (m) => m.invocationsPerWorkgroup },
   { label: "workgroup memory (bytes)", value: (m) => m.workgroupBytes },
   {
     label: "resident workgroups per SM (limited by)",
     value: (m) => `${m.occupancy.resident} (${m.occupancy.limitedBy})`,
+    key: true,
   },
   { label: "resident invocations per SM", value: (m) => m.occupancy.invocations },
   { label: "workgroups", value: (m) => m.waves.workgroups },
   { label: "waves over the SMs", value: (m) => m.waves.waves },
   { label: "last wave's fill (share of slots used)", value: (m) => m.waves.fill },
-  { label: "busiest SM's balance: (W / SMs) / ceil(W / SMs)", value: (m) => m.smBalance },
+  {
+    label: "busiest SM's balance: (W / SMs) / ceil(W / SMs)",
+    value: (m) => m.smBalance,
+    key: true,
+  },
   boundRow("arithmetic"),
   boundRow("issue"),
   boundRow("workgroup memory"),
   boundRow("L1"),
   boundRow("DRAM"),
-  { label: "binding bound", value: (m) => m.binding.limit },
-  { label: "model bound: binding x balance (GFLOP/s)", value: (m) => m.boundGflops },
+  { label: "binding bound", value: (m) => m.binding.limit, always: true },
+  {
+    label: "model bound: binding x balance (GFLOP/s)",
+    value: (m) => m.boundGflops,
+    always: true,
+  },
 ];
 
 /**
- * Show the model of `prev` and `step` side by side, at the reader's `shape` on the reader's
- * adapter and at 4096 on the H200: every quantity, the bound each implies and the binding one.
- * Rows whose value changes from `prev` to `step` are marked (bold in HTML, `*` in text).
+ * Show the model of `prev` and `step` side by side on the H200 at `shape` (the notebooks' 4096 by
+ * default), each at the parameters of its newest recorded run there: the quantities that change
+ * from one to the other and the bounds they imply, then the binding bound. Every quantity, changed
+ * or not, is one click away. Changed rows are marked (bold in HTML, `*` in text).
  */
 export async function showModel(
   prev: string,
   step: string,
-  shape: Shape,
-  s: Session,
+  shape: Shape = square(RECORDED_SIZE),
 ): Promise<void> {
   const specs = [kernel(prev), kernel(step)];
-  const mine = gpuModel(s.summary);
-  const big = square(MODEL_SIZE);
-  const models: StepModel[] = [
-    ...specs.map((k) => stepModel(k, kernelParams(s.gpu, k, undefined, shape), shape, mine)),
-    ...await Promise.all(specs.map(async (k) => stepModel(k, await h200Params(k), big, H200))),
-  ];
-  const here = mine.unknown ? "yours, modeled for the H200" : mine.name;
-  const columns = [
-    "quantity",
-    ...models.map((m, i) => `${m.kernel} at ${shapeLabel(m.shape)} (${i < 2 ? here : H200.name})`),
-  ];
+  const models = await Promise.all(
+    specs.map(async (k) => stepModel(k, await h200Params(k, shape), shape, H200)),
+  );
+  const columns = ["quantity", ...models.map((m) => m.kernel)];
   const cells = ROWS.map((r) => models.map((m) => fmt(r.value(m))));
-  const changed = cells.map((c) => c[0] !== c[1] || c[2] !== c[3]);
+  const changed = cells.map(([a, b]) => a !== b);
   const rows: Cell[][] = ROWS.map((r, i) => [(changed[i] ? "* " : "") + r.label, ...cells[i]]);
-  const unknown = mine.unknown
-    ? ` The ${mine.unknown.join(", ")} of your adapter (${s.summary.description}) are unknown ` +
-      "to the model, so its columns use the H200's numbers (modeled for the H200)."
-    : "";
-  const caption = `Step model: ${specs[0].id} and ${specs[1].id} (* marks what changes).` +
-    unknown;
-  const bundle = tableBundle(columns, rows, caption);
-  await showBundle({ ...bundle, "text/html": modelHtml(columns, rows, changed, caption) });
+  const shown = ROWS.flatMap((r, i) => r.always || (r.key && changed[i]) ? [i] : []);
+  const caption = `Step model of ${specs[0].id} and ${specs[1].id} at ${shapeLabel(shape)} on ` +
+    `the ${H200.name} (* marks what changes)`;
+  const bundle = tableBundle(columns, shown.map((i) => rows[i]), caption);
+  await showBundle({
+    ...bundle,
+    "text/html": modelHtml(
+      columns,
+      shown.map((i) => rows[i]),
+      shown.map((i) => changed[i]),
+      caption,
+    ) +
+      `<details><summary>All ${ROWS.length} quantities of the model, ` +
+      `${changed.filter(Boolean).length} of them changed</summary>` +
+      modelHtml(columns, rows, changed) + "</details>",
+  });
 }
 
 /** The table as HTML with the changed rows in bold on a tinted background. */
-function modelHtml(columns: string[], rows: Cell[][], changed: boolean[], caption: string) {
+function modelHtml(columns: string[], rows: Cell[][], changed: boolean[], caption?: string) {
   const td = (tag: string, c: Cell, i: number) =>
     `<${tag} style="text-align:${i ? "right" : "left"}">${escapeHtml(fmt(c))}</${tag}>`;
   const body = rows.map((r, i) =>
@@ -155,7 +177,7 @@ function modelHtml(columns: string[], rows: Cell[][], changed: boolean[], captio
     [String(r[0]).replace(/^\* /, ""), ...r.slice(1)].map((c, j) => td("td", c, j)).join("") +
     "</tr>"
   ).join("");
-  return `<table><caption>${escapeHtml(caption)}</caption><thead><tr>` +
+  return `<table>${caption ? `<caption>${escapeHtml(caption)}</caption>` : ""}<thead><tr>` +
     columns.map((c, i) => td("th", c, i)).join("") + `</tr></thead><tbody>${body}</tbody></table>`;
 }
 
@@ -221,7 +243,7 @@ export function modelGap(
  * Say how the newest GPU record's measurement of `step` at `shape` (4096 by default) compares
  * with the model: measured GFLOP/s against the model's bound and against each bound.
  */
-export async function showModelGap(step: string, shape: Shape = square(MODEL_SIZE)) {
+export async function showModelGap(step: string, shape: Shape = square(RECORDED_SIZE)) {
   const spec = kernel(step);
   const found = await recordedResult(spec, shape);
   if (!found) {

@@ -133,18 +133,47 @@ function gflopsAt(rows: readonly (KernelResult | PeerResult)[], n: number): Map<
   return out;
 }
 
-/** The size a comparison uses: the largest square size at which every kernel has a result. */
-function commonSize(rows: readonly KernelResult[], ids: string[]): number | undefined {
+/**
+ * The size a comparison uses: `preferred` when every kernel has a result there, else the largest
+ * square size at which every kernel has one (else the largest size of any).
+ */
+function commonSize(
+  rows: readonly KernelResult[],
+  ids: string[],
+  preferred?: number,
+): number | undefined {
   const sizes = [...new Set(rows.filter(isSquare).map((r) => r.n))].sort((a, b) => b - a);
-  return sizes.find((n) => ids.every((id) => gflopsAt(rows, n).has(id))) ?? sizes[0];
+  const complete = (n: number) => ids.every((id) => gflopsAt(rows, n).has(id));
+  if (preferred !== undefined && complete(preferred)) return preferred;
+  return sizes.find(complete) ?? sizes[0];
 }
 
 /**
- * Show the committed GPU-host record's numbers for these kernels beside the reader's live ones:
- * GFLOP/s, the speedup over the first kernel listed (comparable across machines), and the share
- * of cuBLAS measured in the same recorded run. Says so plainly when no GPU record exists yet.
+ * A notebook's one size: the record's numbers it quotes and the model it shows are at 4096, where
+ * the record has it.
  */
-export async function showRecorded(keys: string[], live: KernelResult[] = []): Promise<void> {
+export const RECORDED_SIZE = 4096;
+
+/** Options of showRecorded. */
+export interface RecordedOptions {
+  /**
+   * The square size of the recorded numbers (default RECORDED_SIZE); where the record lacks a
+   * kernel at it, the largest size at which it has them all.
+   */
+  size?: number;
+}
+
+/**
+ * Show the committed GPU-host record's numbers for these kernels at one size beside the reader's
+ * live ones: GFLOP/s, the speedup over the first kernel listed (comparable across machines), and
+ * the share of cuBLAS measured in the same recorded run. Says so plainly when no GPU record exists
+ * yet.
+ */
+export async function showRecorded(
+  keys: string[],
+  live: KernelResult[] = [],
+  opts: RecordedOptions = {},
+): Promise<void> {
   const ids = keys.map((k) => kernel(k).id);
   // Teaching variants (a demo such as the local-array kernel) are in no bench record: the
   // record of the ladder steps among the keys is shown, the variants' rows left empty.
@@ -167,7 +196,7 @@ export async function showRecorded(keys: string[], live: KernelResult[] = []): P
     const id = idOf.get(stepName(r.kernel));
     return id ? [{ ...r, kernel: id }] : [];
   });
-  const recN = commonSize(recRows, ids);
+  const recN = commonSize(recRows, ids, opts.size ?? RECORDED_SIZE);
   const recAt = recN ? gflopsAt(recRows, recN) : new Map<string, number>();
   const peersAt = recN ? gflopsAt(record.peers, recN) : new Map<string, number>();
   const reference = recN ? referencePeer(record.peers, square(recN)) : undefined;

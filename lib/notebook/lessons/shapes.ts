@@ -6,9 +6,10 @@
  */
 import type { DeviceSummary } from "../../gpu.ts";
 import { SHAPE_SUITE } from "../../suite.ts";
-import { type Shape, shapeLabel } from "../../matrix.ts";
+import { sameShape, type Shape, shapeLabel } from "../../matrix.ts";
 import type { KernelResult, PeerResult, RunRecord } from "../../record.ts";
 import { runKernel } from "../../runner.ts";
+import type { Params } from "../../registry.ts";
 import { geomean, ratio } from "../../compare.ts";
 import { suiteRows } from "../../suite.ts";
 import {
@@ -24,11 +25,13 @@ import { openTfjs } from "../../peers/tfjs.ts";
 import {
   candidates,
   deviceModel,
+  modelPlan,
   pickPlan,
   PLAN_TILES,
   planLabel,
   planLaunchPlan,
   residentPerSm,
+  samePlan,
   TILE_CONFIGS,
   waves,
 } from "../../../kernels/13_shapes/plans.ts";
@@ -298,7 +301,23 @@ export async function showRecordedHeldout(shown = 8): Promise<boolean> {
   return true;
 }
 
-/** The GPU host's per-shape search of `step`: every plan measured at every shape, winners marked. */
+/**
+ * A plan beside another: its label, and where the two labels read the same, the parameters in
+ * which it differs (a schedule or transform the label leaves out).
+ */
+function pickLabel(plan: Params, other: Params): string {
+  const label = planLabel(plan);
+  if (label !== planLabel(other)) return label;
+  const differ = Object.keys(plan).filter((k) => plan[k] !== other[k]);
+  return `${label} (${differ.map((k) => `${k}=${plan[k]}`).join(" ")})`;
+}
+
+/**
+ * The GPU host's per-shape search, one row per shape: how many plans it measured, the fastest
+ * (the winner) and the plan the model picks without the search (modelPlan) with its measured
+ * speed, so the row that matters, where the model's pick loses, shows beside the rest. Or a
+ * plain note that no search is committed yet.
+ */
 export async function showShapeSearch(step: string): Promise<void> {
   const saved = await recordedTuning(kernel(step).name);
   if (!saved?.record.perShape) {
@@ -308,24 +327,28 @@ export async function showShapeSearch(step: string): Promise<void> {
     );
     return;
   }
-  const winners = saved.record.perShape;
-  const rows = saved.record.trials.map((t): Cell[] => {
-    const won = winners.some((w) => sameRun(w, t));
+  const { device, trials, perShape } = saved.record;
+  const rows = perShape.map((won): Cell[] => {
+    const here = trials.filter((t) => t.shape && sameShape(t.shape, won.shape));
+    const pick = modelPlan(won.shape, device).params;
+    const pickGflops = Math.max(
+      ...here.filter((t) => t.validated && samePlan(t.params, pick)).map((t) => t.gflops ?? 0),
+    );
+    const measured = pickGflops > 0 ? pickGflops : undefined;
     return [
-      t.shape ? shapeLabel(t.shape) : "",
-      planLabel(t.params),
-      t.validated ? t.gflops : `failed: ${t.error}`,
-      won ? "winner" : "",
+      shapeLabel(won.shape),
+      here.length,
+      planLabel(won.params),
+      won.gflops,
+      samePlan(pick, won.params) ? "the winner" : pickLabel(pick, won.params),
+      measured,
+      ratio(measured, won.gflops),
     ];
   });
   await showTable(
-    ["M x K x N", "plan", "GFLOP/s", ""],
+    ["M x K x N", "plans measured", "winner", "GFLOP/s", "model's pick", "its GFLOP/s", "/ winner"],
     rows,
-    `Per-shape search on ${saved.record.device.description}, ${saved.record.date.slice(0, 10)}`,
+    `Per-shape search on ${device.description}, ${saved.record.date.slice(0, 10)}: the fastest ` +
+      "plan per shape and the one the model picks without the search",
   );
 }
-
-const sameRun = (
-  w: { shape: Shape; gflops: number },
-  t: { shape?: Shape; gflops?: number },
-) => t.shape !== undefined && shapeLabel(t.shape) === shapeLabel(w.shape) && t.gflops === w.gflops;

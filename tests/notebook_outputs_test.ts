@@ -1,0 +1,73 @@
+/**
+ * The notebook helpers' outputs stay short, as the lesson checker counts what a viewer shows
+ * (tools/lesson_check.ts): the step model's table, a kernel's source, the per-shape search; what
+ * they leave out is folded into a closed <details>, not dropped.
+ */
+import assert from "node:assert/strict";
+import { htmlLines } from "../tools/lesson_check.ts";
+import { KERNELS } from "../lib/registry.ts";
+import { showModel } from "../lib/notebook/models.ts";
+import { showKernelSource } from "../lib/notebook/kernels.ts";
+import { showShapeSearch } from "../lib/notebook/lessons/shapes.ts";
+import { recordedTuning } from "../lib/tuning.ts";
+
+/** STYLE.md: tables of at most ~12 rows; the step model keeps a few more than that at most. */
+const MAX_TABLE_LINES = 16;
+
+/** The HTML `show` displays in a notebook, from a stand-in for the kernel's display. */
+async function shownHtml(show: () => Promise<void>): Promise<string[]> {
+  const shown: string[] = [];
+  const deno = Deno as unknown as { jupyter: unknown };
+  deno.jupyter = {
+    display: (bundle: Record<string, string>) => void shown.push(bundle["text/html"]),
+  };
+  try {
+    await show();
+  } finally {
+    deno.jupyter = undefined;
+  }
+  return shown;
+}
+
+const LADDER = KERNELS.filter((k) => !k.demo);
+
+Deno.test("the step model of each step and its previous: one size, the rows that change", async () => {
+  for (const [i, spec] of LADDER.entries()) {
+    if (i === 0) continue;
+    const [html] = await shownHtml(() => showModel(LADDER[i - 1].name, spec.name));
+    assert.ok(htmlLines(html) <= MAX_TABLE_LINES, `${spec.id}: ${htmlLines(html)} lines`);
+    assert.match(html, /at 4096 on the H200/);
+    assert.match(html, /<details><summary>All \d+ quantities of the model, \d+ of them changed/);
+    assert.match(html, /binding bound/);
+  }
+});
+
+Deno.test("a kernel's source: the lines the cell names, the whole file folded", async () => {
+  const [html] = await shownHtml(() =>
+    showKernelSource("blocktile_2d_local_array", [
+      { from: "var acc", to: "var regB" },
+      { from: "for (var p", to: "acc[i][j] +=" },
+    ])
+  );
+  assert.ok(htmlLines(html) <= 20, `${htmlLines(html)} lines`);
+  assert.match(html, /lines 35-37, 52-61/);
+  assert.match(html, /<details><summary>The whole kernel \(\d+ lines\)<\/summary>/);
+  // Without lines a long file is folded whole; text that is not in the file is an error.
+  const [folded] = await shownHtml(() => showKernelSource("blocktile_2d_local_array"));
+  assert.equal(htmlLines(folded), 2);
+  await assert.rejects(
+    () => showKernelSource("blocktile_2d_local_array", { from: "no such line" }),
+    /no line with "no such line"/,
+  );
+});
+
+Deno.test("the per-shape search: one row per shape, its winner and the model's pick", async () => {
+  const saved = await recordedTuning("shapes");
+  const [html] = await shownHtml(() => showShapeSearch("shapes"));
+  if (!saved?.record.perShape) {
+    assert.match(html, /No per-shape search/);
+    return;
+  }
+  assert.equal(htmlLines(html), saved.record.perShape.length + 2, "caption, header, one per shape");
+  assert.match(html, /model&#39;s pick|model's pick/);
+});
