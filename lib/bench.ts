@@ -26,7 +26,7 @@ import { measureCeilings } from "./ceilings.ts";
 import { DeviceLostError, GemmError, LimitError, UsageError } from "./errors.ts";
 import { caseSeeds, checkShapes, sweepKernel } from "./fuzz.ts";
 import { acquireGpu, type Gpu } from "./gpu.ts";
-import { paddedSize } from "./kernels/cost.ts";
+import { paddedSize } from "./steps/launch.ts";
 import { freshSeed, rng, type Shape, shapeLabel, uniqueShapes } from "./matrix.ts";
 import {
   currentCommit,

@@ -1,5 +1,5 @@
 /**
- * Shape checks of one kernel: its tail shapes (lib/kernels/tails.ts), then random shapes (1..300
+ * Shape checks of one kernel: its tail shapes (lib/steps/tails.ts), then random shapes (1..300
  * per dimension, a mix of uniform draws, primes, and multiples of the kernel's tile sizes plus or
  * minus one, where edge handling breaks), and the sweep that runs each through the runner's
  * validation (fresh inputs, C poisoned with NaN, float64 reference) without timing. Used by
@@ -10,7 +10,7 @@ import type { Shape } from "./matrix.ts";
 import type { ValidationSweep } from "./record.ts";
 import type { KernelSpec } from "./registry.ts";
 import { kernelParams, runKernel } from "./runner.ts";
-import { tailShapes } from "./kernels/tails.ts";
+import { tailShapes } from "./steps/tails.ts";
 
 /** Largest dimension drawn: big enough for several tiles, small enough for a software adapter. */
 export const FUZZ_MAX_DIM = 300;

@@ -7,9 +7,9 @@
 import type { ErrorRatios } from "./accuracy.ts";
 import type { Blocks, CacheSizes } from "./cpu_simd.ts";
 import { deviceSlug, type DeviceSummary } from "./gpu.ts";
-import type { EdgePlan } from "./kernels/cost.ts";
-import { stepName } from "./kernels/spec.ts";
-import type { Params } from "./kernels/spec.ts";
+import type { EdgePlan } from "./steps/launch.ts";
+import { stepName } from "./steps/spec.ts";
+import type { Params } from "./steps/spec.ts";
 import type { Shape } from "./matrix.ts";
 import type { Timing } from "./timing.ts";
 import type { TuningRecord } from "./tuning.ts";

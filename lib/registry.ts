@@ -16,11 +16,11 @@ import * as autotune from "../kernels/11_autotune/step.ts";
 import * as generated from "../kernels/12_generated/step.ts";
 import * as shapes from "../kernels/13_shapes/step.ts";
 import * as f16 from "../kernels/14_f16/step.ts";
-import { type KernelSpec, stepName } from "./kernels/spec.ts";
+import { type KernelSpec, stepName } from "./steps/spec.ts";
 
-export type { CostModel, KernelSpec, Params } from "./kernels/spec.ts";
-export { numericsOf, stepName } from "./kernels/spec.ts";
-export { launchModel, naiveModel, tiledModel } from "./kernels/cost.ts";
+export type { CostModel, KernelSpec, Params } from "./steps/spec.ts";
+export { numericsOf, stepName } from "./steps/spec.ts";
+export { launchModel, naiveModel, tiledModel } from "./steps/launch.ts";
 
 /** The ladder in story order (teaching variants follow the step they belong to). */
 export const KERNELS: KernelSpec[] = [

@@ -22,8 +22,8 @@ import {
   type LaunchPlan,
   launchPlan,
   type PaddingCopy,
-} from "./kernels/cost.ts";
-import { type KernelSpec, numericsOf, type Params, spacePoints } from "./kernels/spec.ts";
+} from "./steps/launch.ts";
+import { type KernelSpec, numericsOf, type Params, spacePoints } from "./steps/spec.ts";
 import { tunedParams, tuningFor } from "./tuning.ts";
 import { timePasses, type TimingOptions } from "./timing.ts";
 

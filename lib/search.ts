@@ -14,7 +14,7 @@ import type { Gpu } from "./gpu.ts";
 import { flops, sameShape, type Shape, shapeLabel } from "./matrix.ts";
 import type { KnobSweep } from "./record.ts";
 import type { KernelResult } from "./record.ts";
-import { type KernelSpec, type Params, spacePoints } from "./kernels/spec.ts";
+import { type KernelSpec, type Params, spacePoints } from "./steps/spec.ts";
 import { deviceLimitExceeded, runKernel } from "./runner.ts";
 import type { TimingOptions } from "./timing.ts";
 import {
@@ -25,7 +25,7 @@ import {
   type TuningRecord,
   type TuningTrial,
 } from "./tuning.ts";
-import { deviceModel } from "./kernels/device.ts";
+import { deviceModel } from "./model/device.ts";
 
 /** How one point is measured: the runner's timing budget and the rows checked. */
 export interface PointOptions extends Pick<TimingOptions, "budgetMs" | "reps"> {

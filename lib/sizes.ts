@@ -5,7 +5,7 @@
  */
 import type { DeviceSummary } from "./gpu.ts";
 import { type Shape, square, uniqueShapes } from "./matrix.ts";
-import type { KernelSpec } from "./kernels/spec.ts";
+import type { KernelSpec } from "./steps/spec.ts";
 import { SHAPE_SUITE } from "./suite.ts";
 
 /** Square sizes a notebook or web page runs live: small on a software adapter, the bench's sizes on a GPU. */

@@ -6,7 +6,7 @@
  */
 import type { DeviceSummary } from "./gpu.ts";
 import type { Shape } from "./matrix.ts";
-import type { Params } from "./kernels/spec.ts";
+import type { Params } from "./steps/spec.ts";
 
 /** The three transforms, each 1 (on) or 0 (off). */
 export interface Transforms {

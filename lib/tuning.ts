@@ -11,7 +11,7 @@
  * tuning names the device it came from (KernelResult.tunedOn).
  */
 import { deviceSlug, type DeviceSummary } from "./gpu.ts";
-import { type Params, stepName } from "./kernels/spec.ts";
+import { type Params, stepName } from "./steps/spec.ts";
 import type { Shape } from "./matrix.ts";
 import { platform, projectUrl } from "./platform.ts";
 

@@ -19,7 +19,7 @@ import { checkRowsFor } from "../lib/measure.ts";
 import { freshSeed, randomMatrix, sampleRows, type Shape } from "../lib/matrix.ts";
 import { referenceRows } from "../lib/reference.ts";
 import { KERNELS } from "../lib/registry.ts";
-import { numericsOf } from "../lib/kernels/spec.ts";
+import { numericsOf } from "../lib/steps/spec.ts";
 import { runKernel } from "../lib/runner.ts";
 
 const gpuTest = { sanitizeResources: false, sanitizeOps: false };

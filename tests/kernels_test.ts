@@ -7,12 +7,12 @@
  */
 import assert from "node:assert/strict";
 import { autotune } from "../lib/search.ts";
-import { spacePoints } from "../lib/kernels/spec.ts";
+import { spacePoints } from "../lib/steps/spec.ts";
 import { acquireGpu, type DeviceSummary, type Gpu, loadKernelSource } from "../lib/gpu.ts";
 import { flops, freshSeed, randomMatrix, rng, type Shape } from "../lib/matrix.ts";
 import { findKernel, KERNELS, type KernelSpec } from "../lib/registry.ts";
-import { edgePlan, STRIP_WIDTH } from "../lib/kernels/cost.ts";
-import { tailShapes } from "../lib/kernels/tails.ts";
+import { edgePlan, STRIP_WIDTH } from "../lib/steps/launch.ts";
+import { tailShapes } from "../lib/steps/tails.ts";
 import { F32_NUMERICS } from "../lib/accuracy.ts";
 import { BoundProblem, kernelParams, prepareKernel, runKernel } from "../lib/runner.ts";
 import {

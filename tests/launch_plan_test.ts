@@ -14,7 +14,7 @@ import {
   STRIP_COLUMNS,
   STRIP_ROWS,
   STRIP_WIDTH,
-} from "../lib/kernels/cost.ts";
+} from "../lib/steps/launch.ts";
 import { randomMatrix, type Shape } from "../lib/matrix.ts";
 import { findKernel, KERNELS } from "../lib/registry.ts";
 import { BoundProblem, kernelParams, prepareKernel } from "../lib/runner.ts";

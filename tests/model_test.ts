@@ -1,11 +1,11 @@
 /**
- * The step model (lib/kernels/model.ts): the bank rule on hand-worked warps, each kernel's
+ * The step model (lib/model/bounds.ts): the bank rule on hand-worked warps, each kernel's
  * workgroup-memory reads per multiply-add and wavefronts worked out by hand from its WGSL, the
  * occupancy limits, the wave arithmetic, and every bound at or above what the H200 measured.
  */
 import assert from "node:assert/strict";
-import { gpuModel, H200, HOPPER_SM, occupancy, waves } from "../lib/kernels/device.ts";
-import { stepModel, wavefronts } from "../lib/kernels/model.ts";
+import { gpuModel, H200, HOPPER_SM, occupancy, waves } from "../lib/model/device.ts";
+import { stepModel, wavefronts } from "../lib/model/bounds.ts";
 import type { Shape } from "../lib/matrix.ts";
 import { modelGap } from "../lib/notebook/models.ts";
 import type { RunRecord } from "../lib/record.ts";

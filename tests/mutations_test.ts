@@ -8,8 +8,8 @@ import assert from "node:assert/strict";
 import { acquireGpu, loadKernelSource, withKernelSource } from "../lib/gpu.ts";
 import { type Shape, shapeLabel } from "../lib/matrix.ts";
 import { findKernel, type KernelSpec } from "../lib/registry.ts";
-import { EDGE_STRIPS_FILE } from "../lib/kernels/cost.ts";
-import { tailShapes } from "../lib/kernels/tails.ts";
+import { EDGE_STRIPS_FILE } from "../lib/steps/launch.ts";
+import { tailShapes } from "../lib/steps/tails.ts";
 import { runKernel } from "../lib/runner.ts";
 
 const gpuTest = { sanitizeResources: false, sanitizeOps: false };

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { htmlLines } from "../tools/lesson_check.ts";
 import { KERNELS } from "../lib/registry.ts";
 import { showModel } from "../lib/notebook/models.ts";
-import { showKernelSource } from "../lib/notebook/kernels.ts";
+import { showKernelSource } from "../lib/notebook/steps.ts";
 import { showShapeSearch } from "../lib/notebook/lessons/shapes.ts";
 import { recordedTuning } from "../lib/tuning.ts";
 

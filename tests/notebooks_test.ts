@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { extractNotebooks, listNotebooks, notebookModule } from "../tools/notebook_cells.ts";
 import { fmt, tableBundle, UNVALIDATED_MIME } from "../lib/notebook/format.ts";
 import { type DisplayBundle, liveDisplay } from "../lib/notebook/jupyter.ts";
-import { kernel, predict } from "../lib/notebook/kernels.ts";
+import { kernel, predict } from "../lib/notebook/steps.ts";
 import { setRecordsDir, showRecorded, showRecordedCeilings } from "../lib/notebook/recorded.ts";
 import type { KernelResult, RunRecord } from "../lib/record.ts";
 import { subgroupAccesses } from "../lib/notebook/lessons/coalescing.ts";

@@ -11,7 +11,7 @@ import { acquireGpu, type DeviceSummary, namedDevice } from "../lib/gpu.ts";
 import { findKernel } from "../lib/registry.ts";
 import { BoundProblem, prepareKernel, runKernel } from "../lib/runner.ts";
 import { rng, sameShape, type Shape, shapeLabel } from "../lib/matrix.ts";
-import type { Params } from "../lib/kernels/spec.ts";
+import type { Params } from "../lib/steps/spec.ts";
 import { SHAPE_SUITE } from "../lib/suite.ts";
 import { saveTuning, type TuningRecord } from "../lib/tuning.ts";
 import {

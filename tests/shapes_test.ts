@@ -5,11 +5,11 @@
  */
 import assert from "node:assert/strict";
 import { acquireGpu, type DeviceSummary, namedDevice } from "../lib/gpu.ts";
-import { launchPlan } from "../lib/kernels/cost.ts";
+import { launchPlan } from "../lib/steps/launch.ts";
 import { findKernel } from "../lib/registry.ts";
 import { BoundProblem, kernelParams, prepareKernel, runKernel } from "../lib/runner.ts";
 import { type Shape, shapeLabel } from "../lib/matrix.ts";
-import type { Params } from "../lib/kernels/spec.ts";
+import type { Params } from "../lib/steps/spec.ts";
 import {
   candidates,
   deviceModel,

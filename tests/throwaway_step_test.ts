@@ -29,9 +29,9 @@ async function writeStep(root: string): Promise<string> {
   await Deno.writeTextFile(`${folder}/kernel.wgsl`, wgsl);
   await Deno.writeTextFile(
     `${folder}/step.ts`,
-    `import { ceilDiv, naiveModel } from "${lib}kernels/cost.ts";
+    `import { ceilDiv, naiveModel } from "${lib}steps/launch.ts";
 import { F32_NUMERICS } from "${lib}accuracy.ts";
-import { type KernelSpec, stepLayout } from "${lib}kernels/spec.ts";
+import { type KernelSpec, stepLayout } from "${lib}steps/spec.ts";
 import { oneElementFigure } from "${lib}figures/access.ts";
 
 export const step: KernelSpec = {

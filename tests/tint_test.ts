@@ -12,7 +12,7 @@
  * indexing are still checked); the f16 rules themselves are naga's to check here.
  */
 import assert from "node:assert/strict";
-import { spacePoints } from "../lib/kernels/spec.ts";
+import { spacePoints } from "../lib/steps/spec.ts";
 import { loadKernelSource, namedDevice } from "../lib/gpu.ts";
 import type { Shape } from "../lib/matrix.ts";
 import { findKernel, KERNELS } from "../lib/registry.ts";

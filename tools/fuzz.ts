@@ -1,5 +1,5 @@
 /**
- * `deno task fuzz`: every (non-demo) kernel on its tail shapes (lib/kernels/tails.ts) and N
+ * `deno task fuzz`: every (non-demo) kernel on its tail shapes (lib/steps/tails.ts) and N
  * random shapes, 1..300 per dimension, mixing uniform draws, primes and tile multiples +-1
  * (lib/fuzz.ts). Each shape goes through the runner's validation (fresh inputs, C poisoned with
  * NaN, float64 reference), untimed. For release checks beyond the sample CI runs; exits 1 on any

@@ -12,6 +12,7 @@
  */
 import { findKernel, KERNELS } from "../lib/registry.ts";
 import {
+  isGpuRecord,
   isGpuRun,
   type KernelResult,
   ladderRecord,
@@ -200,13 +201,20 @@ export function suiteTable(record: RunRecord): string | undefined {
 }
 
 /**
- * The records whose held-out shapes the README shows: of the complete GPU runs that drew them,
- * the newest of each device, oldest first. `records` sorted by date, as listRecords returns them.
+ * The records whose held-out shapes the README shows: of the GPU runs that drew them (complete,
+ * or stopped after ours and cuBLAS ran at every held-out shape), the newest of each device,
+ * oldest first. `records` sorted by date, as listRecords returns them.
  */
 export function heldoutRecords<T extends { record: RunRecord }>(records: T[]): T[] {
   const newest = new Map<string, T>();
   for (const x of records) {
-    if (isGpuRun(x.record) && heldoutOf(x.record)) newest.set(deviceSlug(x.record.device), x);
+    const section = heldoutOf(x.record);
+    // A run stopped by its time limit counts once ours and cuBLAS ran at every held-out shape.
+    const judged = section &&
+      heldoutSummary(speedsOf(heldoutRows(x.record, section))).compared === section.count;
+    if (isGpuRecord(x.record) && section && (isGpuRun(x.record) || judged)) {
+      newest.set(deviceSlug(x.record.device), x);
+    }
   }
   return [...newest.values()].sort((a, b) => a.record.date.localeCompare(b.record.date));
 }
@@ -239,7 +247,8 @@ export function heldoutTables(records: { path: string; record: RunRecord }[]): s
     const section = heldoutOf(record)!;
     const rows = heldoutRows(record, section);
     const suite = suiteRows(record);
-    const where = `${record.device.description} (\`${sourceOf(path)}\`)`;
+    const stopped = record.complete === false ? ", stopped at its time limit after these rows" : "";
+    const where = `${record.device.description} (\`${sourceOf(path)}\`${stopped})`;
     if (suite.length) {
       lines.push(summaryRow(where, "suite", heldoutSummary(speedsOf(suite)), false));
     }

@@ -1,10 +1,10 @@
 /** Coalesced: the naive kernel with x walking the columns of C. */
-import { ceilDiv, naiveModel } from "../../lib/kernels/cost.ts";
+import { ceilDiv, naiveModel } from "../../lib/steps/launch.ts";
 import { F32_NUMERICS } from "../../lib/accuracy.ts";
-import { type KernelSpec, stepLayout } from "../../lib/kernels/spec.ts";
-import { ANY, need } from "../../lib/kernels/tiling.ts";
+import { type KernelSpec, stepLayout } from "../../lib/steps/spec.ts";
+import { ANY, need } from "../../lib/steps/tiling.ts";
 import { oneElementFigure } from "../../lib/figures/access.ts";
-import { oneElementLoop } from "../../lib/kernels/loops.ts";
+import { oneElementLoop } from "../../lib/model/loops.ts";
 
 export const step: KernelSpec = {
   ...stepLayout(import.meta.url),

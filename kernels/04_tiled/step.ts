@@ -1,10 +1,10 @@
 /** Workgroup tiles, and the two teaching variants that each drop one of its barriers. */
-import { ceilDiv, tiledModel } from "../../lib/kernels/cost.ts";
+import { ceilDiv, tiledModel } from "../../lib/steps/launch.ts";
 import { F32_NUMERICS } from "../../lib/accuracy.ts";
-import { type KernelSpec, stepLayout, variantLayout } from "../../lib/kernels/spec.ts";
-import { ANY, F32, need } from "../../lib/kernels/tiling.ts";
+import { type KernelSpec, stepLayout, variantLayout } from "../../lib/steps/spec.ts";
+import { ANY, F32, need } from "../../lib/steps/tiling.ts";
 import { tiledFigure } from "../../lib/figures/tiles.ts";
-import { sharedTileLoop } from "../../lib/kernels/loops.ts";
+import { sharedTileLoop } from "../../lib/model/loops.ts";
 
 const layout = stepLayout(import.meta.url);
 

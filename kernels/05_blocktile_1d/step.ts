@@ -1,10 +1,10 @@
 /** 1D blocktiling: each invocation computes 8 outputs of one column. */
-import { tiledModel } from "../../lib/kernels/cost.ts";
+import { tiledModel } from "../../lib/steps/launch.ts";
 import { F32_NUMERICS } from "../../lib/accuracy.ts";
-import { type KernelSpec, stepLayout } from "../../lib/kernels/spec.ts";
-import { ANY, blockGrid, F32, need } from "../../lib/kernels/tiling.ts";
+import { type KernelSpec, stepLayout } from "../../lib/steps/spec.ts";
+import { ANY, blockGrid, F32, need } from "../../lib/steps/tiling.ts";
 import { blocktile1dFigure } from "../../lib/figures/tiles.ts";
-import { blockTile1dLoop } from "../../lib/kernels/loops.ts";
+import { blockTile1dLoop } from "../../lib/model/loops.ts";
 
 export const step: KernelSpec = {
   ...stepLayout(import.meta.url),

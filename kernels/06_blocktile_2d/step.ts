@@ -1,10 +1,10 @@
 /** 2D blocktiling: an 8 x 8 block of C per invocation, and its local-array teaching variant. */
-import { launchModel } from "../../lib/kernels/cost.ts";
+import { launchModel } from "../../lib/steps/launch.ts";
 import { F32_NUMERICS } from "../../lib/accuracy.ts";
-import { type KernelSpec, type Params, stepLayout, variantLayout } from "../../lib/kernels/spec.ts";
-import { ANY, blockGrid, F32, need, threads8x8 } from "../../lib/kernels/tiling.ts";
+import { type KernelSpec, type Params, stepLayout, variantLayout } from "../../lib/steps/spec.ts";
+import { ANY, blockGrid, F32, need, threads8x8 } from "../../lib/steps/tiling.ts";
 import { blocktile2dFigure } from "../../lib/figures/tiles.ts";
-import { blockTile2dLoop } from "../../lib/kernels/loops.ts";
+import { blockTile2dLoop } from "../../lib/model/loops.ts";
 
 const layout = stepLayout(import.meta.url);
 

@@ -1,11 +1,11 @@
 /** Vectorized: 16-byte loads and stores, A transposed in workgroup memory. */
-import { launchModel } from "../../lib/kernels/cost.ts";
+import { launchModel } from "../../lib/steps/launch.ts";
 import { F32_NUMERICS } from "../../lib/accuracy.ts";
-import { type KernelSpec, type Params, stepLayout } from "../../lib/kernels/spec.ts";
-import { blockGrid, F32, need, threads8x8, VEC4 } from "../../lib/kernels/tiling.ts";
+import { type KernelSpec, type Params, stepLayout } from "../../lib/steps/spec.ts";
+import { blockGrid, F32, need, threads8x8, VEC4 } from "../../lib/steps/tiling.ts";
 import { blocktile2dInvalid } from "../06_blocktile_2d/step.ts";
 import { vectorizeFigure } from "../../lib/figures/tiles.ts";
-import { pairedVec4Loop } from "../../lib/kernels/loops.ts";
+import { pairedVec4Loop } from "../../lib/model/loops.ts";
 
 /** The rules of the vec4 kernels (this step and the ones built on it). */
 export const vec4Invalid = (p: Params): string | undefined =>

@@ -1,9 +1,9 @@
 /** Bank-conflict-free: neighbouring invocations read neighbouring vec4s; A's tile padded. */
-import { type KernelSpec, stepLayout } from "../../lib/kernels/spec.ts";
-import { tileBytes } from "../../lib/kernels/tiling.ts";
+import { type KernelSpec, stepLayout } from "../../lib/steps/spec.ts";
+import { tileBytes } from "../../lib/steps/tiling.ts";
 import { step as vectorize } from "../07_vectorize/step.ts";
 import { bankFigure } from "../../lib/figures/banks.ts";
-import { splitVec4Loop } from "../../lib/kernels/loops.ts";
+import { splitVec4Loop } from "../../lib/model/loops.ts";
 
 export const step: KernelSpec = {
   ...vectorize,

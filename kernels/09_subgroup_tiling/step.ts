@@ -1,10 +1,10 @@
 /** Subgroup (warp) tiling: each group of 32 invocations owns a 32 x 64 block of C. */
-import { type KernelSpec, type Params, stepLayout } from "../../lib/kernels/spec.ts";
-import { need } from "../../lib/kernels/tiling.ts";
+import { type KernelSpec, type Params, stepLayout } from "../../lib/steps/spec.ts";
+import { need } from "../../lib/steps/tiling.ts";
 import { vec4Invalid } from "../07_vectorize/step.ts";
 import { step as bankConflicts } from "../08_bank_conflicts/step.ts";
 import { subgroupTilingFigure } from "../../lib/figures/warps.ts";
-import { warpTileLoop } from "../../lib/kernels/loops.ts";
+import { warpTileLoop } from "../../lib/model/loops.ts";
 
 /** The rules of the warp-tiled kernels (this step and the ones built on it). */
 export const warpTileInvalid = (p: Params): string | undefined =>

@@ -3,8 +3,8 @@
  * register prefetch into the other buffer with one barrier per tile (kernels/10_double_buffer).
  * A schematic: the lengths of the blocks are not measured.
  */
-import { loadsPerInvocation } from "../../lib/kernels/tiling.ts";
-import { ceilDiv } from "../../lib/kernels/cost.ts";
+import { loadsPerInvocation } from "../../lib/steps/tiling.ts";
+import { ceilDiv } from "../../lib/steps/launch.ts";
 import { type FigureContext, paramList, stepHeading } from "../../lib/figures/context.ts";
 import {
   COLOR,

@@ -1,9 +1,9 @@
 /** Double buffering: the next tile's loads fly while this tile's multiply-adds run. */
-import { type KernelSpec, type Params, stepLayout } from "../../lib/kernels/spec.ts";
-import { loadsPerInvocation, need, threads8x8, tileBytes } from "../../lib/kernels/tiling.ts";
+import { type KernelSpec, type Params, stepLayout } from "../../lib/steps/spec.ts";
+import { loadsPerInvocation, need, threads8x8, tileBytes } from "../../lib/steps/tiling.ts";
 import { step as subgroupTiling, warpTileInvalid } from "../09_subgroup_tiling/step.ts";
 import { doubleBufferFigure } from "./figure.ts";
-import { warpTileLoop } from "../../lib/kernels/loops.ts";
+import { warpTileLoop } from "../../lib/model/loops.ts";
 
 const doubleBufferInvalid = (p: Params) =>
   warpTileInvalid(p) ??

@@ -2,11 +2,11 @@
  * Autotuned: 10 with each invocation's block of C (8 x 8 or 8 x 16) as one more knob, and the
  * tile sizes searched per device by lib/autotune.ts; the runner applies the saved winner.
  */
-import { type KernelSpec, type Params, stepLayout } from "../../lib/kernels/spec.ts";
-import { need } from "../../lib/kernels/tiling.ts";
+import { type KernelSpec, type Params, stepLayout } from "../../lib/steps/spec.ts";
+import { need } from "../../lib/steps/tiling.ts";
 import { step as doubleBuffer } from "../10_double_buffer/step.ts";
 import { autotuneFigure } from "../../lib/figures/warps.ts";
-import { warpTileLoop } from "../../lib/kernels/loops.ts";
+import { warpTileLoop } from "../../lib/model/loops.ts";
 
 /** Invocations: each owns an 8 x TN block of C. */
 const threads8xTN = (p: Params) => (p.BM / 8) * (p.BN / p.TN);

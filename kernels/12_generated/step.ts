@@ -5,12 +5,12 @@
  * order and matrix padding as 11; its own defaults (PAD 0) and search space (BK up to 32, the
  * look-ahead, the literal buffer).
  */
-import { type KernelSpec, type Params, stepLayout } from "../../lib/kernels/spec.ts";
-import { tileBytes } from "../../lib/kernels/tiling.ts";
+import { type KernelSpec, type Params, stepLayout } from "../../lib/steps/spec.ts";
+import { tileBytes } from "../../lib/steps/tiling.ts";
 import { step as autotuned } from "../11_autotune/step.ts";
 import { ALL_TRANSFORMS, DEFAULTS, generatedParams, generateWgsl, whyInvalid } from "./generate.ts";
 import { clampFigure } from "./figure.ts";
-import { warpTileLoop } from "../../lib/kernels/loops.ts";
+import { warpTileLoop } from "../../lib/model/loops.ts";
 
 export { generatedParams };
 

@@ -3,12 +3,12 @@
  * (kernels/13_shapes/plans.ts: the grid the runner launches, workgroups resident per SM, and
  * ceil(W / (SMs x resident)) waves, a partly empty last wave costing a full one).
  */
-import { MODEL_DEVICE } from "../../lib/kernels/device.ts";
+import { MODEL_DEVICE } from "../../lib/model/device.ts";
 import { shapeLabel } from "../../lib/matrix.ts";
 import { generatedParams } from "../12_generated/step.ts";
 import {
   deviceModel,
-  PLAN_GEMV,
+  PLAN_TILES,
   planLabel,
   planLaunchPlan,
   residentPerSm,
@@ -32,8 +32,10 @@ const FULL_WAVES_DRAWN = 2;
 
 export function wavesFigure(ctx: FigureContext): ConceptFigure {
   const p = ctx.params;
-  if (p.PLAN === PLAN_GEMV) {
-    throw new RangeError("the wave figure draws tile plans (PLAN 0), not the matrix-vector one");
+  if (p.PLAN !== PLAN_TILES) {
+    throw new RangeError(
+      "the wave figure draws tile plans (PLAN 0), not the matrix-vector, row-dot or outer ones",
+    );
   }
   const model = deviceModel(MODEL_DEVICE);
   const plan = planLaunchPlan(ctx.shape, p);

@@ -15,9 +15,9 @@
  *   product (a whole workgroup on each row).
  * - PLAN 3, outer: kernels/13_shapes/outer.ts, BM rows by 128 columns per workgroup: tiny K.
  */
-import { ceilDiv, type LaunchPlan, launchPlan, type LaunchSpec } from "../../lib/kernels/cost.ts";
-import { type KernelSpec, type Params, stepLayout } from "../../lib/kernels/spec.ts";
-import { ANY } from "../../lib/kernels/tiling.ts";
+import { ceilDiv, type LaunchPlan, launchPlan, type LaunchSpec } from "../../lib/steps/launch.ts";
+import { type KernelSpec, type Params, stepLayout } from "../../lib/steps/spec.ts";
+import { ANY } from "../../lib/steps/tiling.ts";
 import type { Shape } from "../../lib/matrix.ts";
 import { step as generated } from "../12_generated/step.ts";
 import { ROWDOT_INVOCATIONS } from "./rowdot.ts";

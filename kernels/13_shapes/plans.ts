@@ -36,8 +36,8 @@
  * the rule's pick stands, so a saved winner never replaces a plan it was not measured against.
  */
 import type { DeviceSummary } from "../../lib/gpu.ts";
-import { type DeviceModel, deviceModel, type Waves, waves } from "../../lib/kernels/device.ts";
-import type { Params } from "../../lib/kernels/spec.ts";
+import { type DeviceModel, deviceModel, type Waves, waves } from "../../lib/model/device.ts";
+import type { Params } from "../../lib/steps/spec.ts";
 import { sameShape, type Shape } from "../../lib/matrix.ts";
 import { loadTuning, tunedParams } from "../../lib/tuning.ts";
 import { type GeneratedParams, invocations, STEP_TRANSFORMS } from "../12_generated/generate.ts";
@@ -82,7 +82,7 @@ export {
   planLaunchPlan,
 } from "./launch.ts";
 export { predictPlanTime, residentPerSm } from "./predict.ts";
-/** The device table and the wave arithmetic live in lib/kernels/device.ts (model.ts uses them). */
+/** The device table and the wave arithmetic live in lib/model/device.ts (bounds.ts uses them). */
 export { type DeviceModel, deviceModel, type Waves, waves };
 
 /**

@@ -8,7 +8,7 @@
  * of what it must move through DRAM and what its workgroups take:
  *
  * - tiles and split-K (step 12's kernel): the busiest SM gets n = ceil(W / SMs) of the W
- *   workgroups and holds R at once (lib/kernels/device.ts occupancy); each workgroup multiplies
+ *   workgroups and holds R at once (lib/model/device.ts occupancy); each workgroup multiplies
  *   2·BM·BN·(its K + K_TILES·BK) FLOPs (the extra k tiles: its first loads and its stores) at the
  *   tile configuration's share of the SM's FMA peak, shared by the R workgroups of a full wave;
  *   a last wave of j < R runs faster per workgroup, taking R^b · j^(1 - b) workgroups' time;
@@ -37,9 +37,9 @@ import {
   occupancy,
   type Waves,
   waves,
-} from "../../lib/kernels/device.ts";
-import { ceilDiv, type LaunchPlan } from "../../lib/kernels/cost.ts";
-import type { Params } from "../../lib/kernels/spec.ts";
+} from "../../lib/model/device.ts";
+import { ceilDiv, type LaunchPlan } from "../../lib/steps/launch.ts";
+import type { Params } from "../../lib/steps/spec.ts";
 import type { Shape } from "../../lib/matrix.ts";
 import { type GeneratedParams, invocations } from "../12_generated/generate.ts";
 import { generatedParams } from "../12_generated/step.ts";
@@ -115,7 +115,7 @@ export const tileEfficiency = (p: Pick<GeneratedParams, "BM" | "BN" | "BK" | "TN
   TILE_EFFICIENCY[`${p.BM}x${p.BN}x${p.BK}/${p.TN}`] ?? TILE_EFFICIENCY_DEFAULT;
 
 /**
- * Workgroups of a tile configuration one SM holds at once (lib/kernels/device.ts occupancy:
+ * Workgroups of a tile configuration one SM holds at once (lib/model/device.ts occupancy:
  * NVIDIA's per-SM budgets of registers, invocations, workgroups and shared memory), with an
  * estimate of the registers an invocation takes: its 8 x TN accumulators, its loads in flight,
  * its fragments, and 24 more.
@@ -190,7 +190,7 @@ function tileSeconds(plan: LaunchPlan, p: Params, dev: DeviceModel): number {
 }
 
 /**
- * The edge-strip kernel (kernels/edge_strips.wgsl): its loads as lib/kernels/cost.ts launchModel
+ * The edge-strip kernel (kernels/edge_strips.wgsl): its loads as lib/steps/launch.ts launchModel
  * counts them (each bottom-strip workgroup reads the strip's rows of A and all of B's rows for
  * its columns, each right-strip workgroup its rows of A and the strip's columns of B), and its
  * trips of 256 k each, 8 workgroups to an SM.

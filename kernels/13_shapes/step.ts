@@ -7,8 +7,8 @@
  * kernel (kernels/13_shapes/outer.ts) when K is tiny. A time model ranks them at every shape,
  * and a plan other than 12's own runs only where the model clearly prefers it.
  */
-import { type KernelSpec, type Params, stepLayout } from "../../lib/kernels/spec.ts";
-import { need } from "../../lib/kernels/tiling.ts";
+import { type KernelSpec, type Params, stepLayout } from "../../lib/steps/spec.ts";
+import { need } from "../../lib/steps/tiling.ts";
 import { STEP_TRANSFORMS } from "../12_generated/generate.ts";
 import { generatedParams, step as generated } from "../12_generated/step.ts";
 import { generateWgsl, invocations, whyInvalid } from "../12_generated/generate.ts";
@@ -42,7 +42,7 @@ import {
 import { rowdotConfig } from "./predict.ts";
 import { outerRows } from "./launch.ts";
 import { wavesFigure } from "./figure.ts";
-import { warpTileLoop } from "../../lib/kernels/loops.ts";
+import { warpTileLoop } from "../../lib/model/loops.ts";
 
 /** The plan parameters: PLAN (which kernel), SLICES of K, and the tile's. */
 const DEFAULTS: Params = {
@@ -160,7 +160,7 @@ export const step: KernelSpec = {
   deviceTuned: false,
   planFor: (shape, device) => pickPlan(shape, device).params,
   planCandidates: (shape, device) => planOrder(shape, device),
-  // The tile plans run 12's loop; the other plans' loops are not described.
+  // A tile plan's loop is 12's; the other plans' loops are not described.
   loop: (p) => p.PLAN === PLAN_TILES ? warpTileLoop(p, p.TN, 1) : undefined,
   figure: wavesFigure,
   change: {

@@ -3,13 +3,13 @@
  * storage-only variant (F16=1). Same tiles, mapping, written-out loop and launch order as 12;
  * only the element type of the matrices, the tiles and the multiply-adds changes.
  */
-import { tiledModel } from "../../lib/kernels/cost.ts";
-import { type KernelSpec, stepLayout, variantLayout } from "../../lib/kernels/spec.ts";
-import { ANY, tileBytes } from "../../lib/kernels/tiling.ts";
+import { tiledModel } from "../../lib/steps/launch.ts";
+import { type KernelSpec, stepLayout, variantLayout } from "../../lib/steps/spec.ts";
+import { ANY, tileBytes } from "../../lib/steps/tiling.ts";
 import { generateWgsl } from "../12_generated/generate.ts";
 import { generatedParams, step as generated } from "../12_generated/step.ts";
 import { f16Figure } from "./figure.ts";
-import { warpTileLoop } from "../../lib/kernels/loops.ts";
+import { warpTileLoop } from "../../lib/model/loops.ts";
 
 const layout = stepLayout(import.meta.url);
 

@@ -3,7 +3,7 @@
  * (before) and 08's (after). The index arithmetic below is the kernels' own; FRAGMENT_SOURCE
  * quotes the WGSL lines it implements, and tests/figures_test.ts checks they are still there.
  */
-import type { Params } from "../kernels/spec.ts";
+import type { Params } from "../steps/spec.ts";
 import { SUBGROUP } from "./access.ts";
 import { type FigureContext, paramList, stepHeading } from "./context.ts";
 import {

@@ -1,7 +1,7 @@
 /** What every figure builder receives, and the titles they share. */
-import type { KernelSpec, Params } from "../kernels/spec.ts";
+import type { KernelSpec, Params } from "../steps/spec.ts";
 
-export type { ConceptFigure, FigureContext } from "../kernels/spec.ts";
+export type { ConceptFigure, FigureContext } from "../steps/spec.ts";
 
 /** "06 2D blocktiling" */
 export const stepHeading = (spec: KernelSpec) =>

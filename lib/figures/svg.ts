@@ -4,7 +4,7 @@
  * legend. No ids and no external references, so several figures can sit in one notebook page.
  */
 import { FONT } from "../font.ts";
-import type { ConceptFigure } from "../kernels/spec.ts";
+import type { ConceptFigure } from "../steps/spec.ts";
 
 export type { ConceptFigure };
 

@@ -3,8 +3,8 @@
  * (05) and 8 x 8 block (06) of outputs, and the vec4 loads with A transposed in workgroup
  * memory (07). Sizes are the parameters' and the mappings the kernels' WGSL.
  */
-import { ceilDiv } from "../kernels/cost.ts";
-import type { Params } from "../kernels/spec.ts";
+import { ceilDiv } from "../steps/launch.ts";
+import type { Params } from "../steps/spec.ts";
 import { type FigureContext, paramList, stepHeading } from "./context.ts";
 import {
   COLOR,

@@ -5,12 +5,12 @@
  * the code.
  */
 import { findKernel, KERNELS } from "../registry.ts";
-import type { ConceptFigure, Params } from "../kernels/spec.ts";
+import type { ConceptFigure, Params } from "../steps/spec.ts";
 import type { Shape } from "../matrix.ts";
 import { encodeBase64, svgToPng } from "../render.ts";
 import { inJupyter, showBundle } from "./jupyter.ts";
 
-export type { ConceptFigure } from "../kernels/spec.ts";
+export type { ConceptFigure } from "../steps/spec.ts";
 
 /** The steps that have a concept figure, in ladder order (read when asked: steps may be added). */
 export function conceptSteps(): string[] {

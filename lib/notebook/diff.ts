@@ -7,7 +7,7 @@ import { loadKernelSource } from "../gpu.ts";
 import { KERNELS, type KernelSpec, type Params } from "../registry.ts";
 import { escapeHtml, paramsLabel } from "./format.ts";
 import { showBundle } from "./jupyter.ts";
-import { kernel } from "./kernels.ts";
+import { kernel } from "./steps.ts";
 
 /** One line of a diff: kept, added or removed, with its 1-based numbers in the two texts. */
 export interface DiffLine {

@@ -9,7 +9,7 @@ import { loadTransforms } from "../transforms.ts";
 import { type GeneratedParams, tileBody } from "../../kernels/12_generated/generate.ts";
 import { escapeHtml, showTable } from "./format.ts";
 import { showBundle } from "./jupyter.ts";
-import { kernel } from "./kernels.ts";
+import { kernel } from "./steps.ts";
 import { previousStep } from "./diff.ts";
 
 /** A titled block of code, as Markdown, HTML and plain text. */

@@ -13,7 +13,7 @@ import { showChart } from "./charts.ts";
 import { type Cell, shortError, showNote, tableBundle } from "./format.ts";
 import { liveDisplay } from "./jupyter.ts";
 import { defaultBudgetMs } from "./live.ts";
-import { kernel } from "./kernels.ts";
+import { kernel } from "./steps.ts";
 import { newestGpuSection } from "./recorded.ts";
 import { mainSize, type Session } from "./session.ts";
 

@@ -11,7 +11,7 @@ import { runKernel } from "../runner.ts";
 import { sweepParams } from "../search.ts";
 import { paramsLabel, shortError, tableBundle } from "./format.ts";
 import { liveDisplay } from "./jupyter.ts";
-import { computeRoofOf, kernel } from "./kernels.ts";
+import { computeRoofOf, kernel } from "./steps.ts";
 import { mainSize, type Session } from "./session.ts";
 
 /** Options of a live run. */

@@ -20,7 +20,7 @@ export * from "./charts.ts";
 export * from "./knobs.ts";
 export * from "./format.ts";
 export * from "./session.ts";
-export * from "./kernels.ts";
+export * from "./steps.ts";
 export * from "./diff.ts";
 export * from "./live.ts";
 export * from "./models.ts";

@@ -1,17 +1,17 @@
 /**
- * The step model (lib/kernels/model.ts) as notebooks show it: what changes from one step to the
+ * The step model (lib/model/bounds.ts) as notebooks show it: what changes from one step to the
  * next and the bound each quantity implies, at 4096 on the H200, and how a measurement compares
  * with the model's bounds.
  */
 import type { DeviceSummary } from "../gpu.ts";
-import { gpuModel, H200, MODEL_DEVICE } from "../kernels/device.ts";
-import { type Bound, type Limit, type StepModel, stepModel } from "../kernels/model.ts";
+import { gpuModel, H200, MODEL_DEVICE } from "../model/device.ts";
+import { type Bound, type Limit, type StepModel, stepModel } from "../model/bounds.ts";
 import { type Shape, shapeLabel, square } from "../matrix.ts";
 import type { KernelResult, RunRecord } from "../record.ts";
 import { type KernelSpec, type Params, stepName } from "../registry.ts";
 import { type Cell, escapeHtml, fmt, paramsLabel, showNote, tableBundle } from "./format.ts";
 import { showBundle } from "./jupyter.ts";
-import { kernel } from "./kernels.ts";
+import { kernel } from "./steps.ts";
 import { newestGpuRun, RECORDED_SIZE } from "./recorded.ts";
 
 /** The parameters a kernel runs with on `device` at `shape`, without an adapter at hand. */

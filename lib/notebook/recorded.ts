@@ -14,6 +14,7 @@ import {
   ladderRecord,
   listRecords,
   liveRunRecord,
+  loadRecord,
   newestRecord,
   type PeerResult,
   type RunRecord,
@@ -23,7 +24,7 @@ import { type Cell, showNote, showTable } from "./format.ts";
 import { percentOf, referencePeer } from "../compare.ts";
 import { square } from "../matrix.ts";
 import { KERNELS, stepName } from "../registry.ts";
-import { kernel } from "./kernels.ts";
+import { kernel } from "./steps.ts";
 import { type Session, showCeilings } from "./session.ts";
 
 /** Every step of the ladder (the teaching variants are optional in a record). */
@@ -39,15 +40,24 @@ const LADDER = KERNELS.filter((k) => !k.demo).map((k) => k.name);
 export async function recordedGpuRun(
   steps?: string[],
 ): Promise<{ path: string; record: RunRecord; note?: string } | undefined> {
-  if (!steps) return ladderRecord(await listRecords(recordsDir), LADDER);
+  if (!steps) {
+    return pinned
+      ? await newestGpuSection(() => true)
+      : ladderRecord(await listRecords(recordsDir), LADDER);
+  }
   return await newestGpuRun((r) => coversSteps(r, steps)) ??
     await newestGpuSection((r) => coversSteps(r, steps));
 }
 
-/** The newest complete run record from a real GPU for which `holds` is true. */
+/**
+ * The newest complete run record from a real GPU for which `holds` is true (the notebook's own
+ * record, useRecord, when it pinned one).
+ */
 export async function newestGpuRun(
   holds: (r: RunRecord) => boolean,
 ): Promise<{ path: string; record: RunRecord } | undefined> {
+  // A pinned record is the notebook's explicit choice: shown even if its run stopped early.
+  if (pinned) return isGpuRecord(pinned.record) && holds(pinned.record) ? pinned : undefined;
   return await newestRecord(recordsDir, (r) => isGpuRun(r) && holds(r));
 }
 
@@ -58,17 +68,35 @@ export async function newestGpuRun(
 export async function newestGpuSection(
   holds: (r: RunRecord) => boolean,
 ): Promise<{ path: string; record: RunRecord; note: string } | undefined> {
-  const found = await newestRecord(recordsDir, (r) => isGpuRecord(r) && holds(r));
+  const found = pinned
+    ? (isGpuRecord(pinned.record) && holds(pinned.record) ? pinned : undefined)
+    : await newestRecord(recordsDir, (r) => isGpuRecord(r) && holds(r));
   if (!found) return undefined;
   const stopped = found.record.complete === false;
   return { ...found, note: stopped ? " (a run stopped at the time limit after this part)" : "" };
 }
 
 let recordsDir: string | URL = RUNS_DIR;
+let pinned: { path: string; record: RunRecord } | undefined;
 
 /** Read recorded runs from another folder than data/runs/ (your own records, or tests). */
 export function setRecordsDir(dir: string | URL = RUNS_DIR): void {
   recordsDir = dir;
+}
+
+/**
+ * The notebook's one record: every recorded table, model and chart after this reads the record
+ * `file` (a name in the records folder) and no other; where it lacks what a cell shows, the
+ * cell says so. Without `file`, back to the newest record that has it.
+ */
+export async function useRecord(file?: string): Promise<void> {
+  if (!file) {
+    pinned = undefined;
+    return;
+  }
+  const base = (recordsDir instanceof URL ? recordsDir.pathname : recordsDir).replace(/\/$/, "");
+  const path = `${base}/${file}`;
+  pinned = { path, record: await loadRecord(path) };
 }
 
 /** Show the ceilings the newest GPU-host record measured, or say that none exists yet. */

@@ -7,7 +7,7 @@ import { type Shape, shapeLabel } from "../matrix.ts";
 import { fastestTrial, type TuningRecord } from "../tuning.ts";
 import { type Cell, fmt, paramsLabel, showNote, tableBundle } from "./format.ts";
 import { type LiveDisplay, liveDisplay, showBundle } from "./jupyter.ts";
-import { kernel } from "./kernels.ts";
+import { kernel } from "./steps.ts";
 import type { Session } from "./session.ts";
 
 /**

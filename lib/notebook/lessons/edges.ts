@@ -4,12 +4,12 @@
  */
 import { GemmError } from "../../errors.ts";
 import { type Shape, shapeLabel } from "../../matrix.ts";
-import { type EdgePlan, edgePlan, hasEdgeStrips, STRIP_WIDTH } from "../../kernels/cost.ts";
+import { type EdgePlan, edgePlan, hasEdgeStrips, STRIP_WIDTH } from "../../steps/launch.ts";
 import { type KernelSpec, stepName } from "../../registry.ts";
 import type { KernelResult } from "../../record.ts";
 import { kernelParams, runKernel } from "../../runner.ts";
 import { type Cell, fmt, showNote, showTable } from "../format.ts";
-import { kernel } from "../kernels.ts";
+import { kernel } from "../steps.ts";
 import { recordedGpuRun } from "../recorded.ts";
 import type { Session } from "../session.ts";
 

@@ -37,11 +37,11 @@ import {
 } from "../../../kernels/13_shapes/plans.ts";
 import { STEP_TRANSFORMS } from "../../../kernels/12_generated/generate.ts";
 import { type Cell, fmt, showNote, showTable } from "../format.ts";
-import { kernel } from "../kernels.ts";
+import { kernel } from "../steps.ts";
 import { previousStep } from "../diff.ts";
 import { newestGpuRun } from "../recorded.ts";
 import type { Session } from "../session.ts";
-import { MODEL_DEVICE } from "../../kernels/device.ts";
+import { MODEL_DEVICE } from "../../model/device.ts";
 
 /**
  * The wave arithmetic of every suite shape on `device`: the grid of the 128 x 256 x 16 TN 16
@@ -67,7 +67,11 @@ export async function showWaves(device: DeviceSummary = MODEL_DEVICE): Promise<v
       planLabel(pick.params),
       pick.waves.workgroups,
       `${fmt(100 * pick.waves.fill, 2)}%`,
-      pick.from === "tuned" ? "measured (search)" : "model",
+      pick.from === "tuned"
+        ? "measured (search)"
+        : pick.from === "guard"
+        ? "the general plan (guard)"
+        : "model",
     ];
   });
   await showTable(

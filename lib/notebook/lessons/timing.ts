@@ -7,7 +7,7 @@ import { randomMatrix, type Shape, shapeLabel } from "../../matrix.ts";
 import { BoundProblem, prepareKernel } from "../../runner.ts";
 import { median, timePasses } from "../../timing.ts";
 import { fmt, showNote, showTable } from "../format.ts";
-import { kernel } from "../kernels.ts";
+import { kernel } from "../steps.ts";
 
 /** Wall-clock and GPU-timestamp measurements of the same small dispatch. */
 export interface SyncFloor {

@@ -6,7 +6,7 @@ import { GemmError } from "../../errors.ts";
 import { type Gpu, loadKernelSource } from "../../gpu.ts";
 import { checkKernelFits } from "../../runner.ts";
 import { showTable } from "../format.ts";
-import { kernel } from "../kernels.ts";
+import { kernel } from "../steps.ts";
 
 /** What WebGPU said about one workgroup size. */
 export interface WorkgroupTrial {

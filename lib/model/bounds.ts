@@ -2,12 +2,12 @@
  * The step model: for any step, parameter set and shape, the quantities that move as the ladder
  * climbs, each turned into a bound on GFLOP/s, and the one that binds.
  *
- * - Global traffic: the step's cost model (lib/kernels/cost.ts) over DRAM bandwidth. Kernels with
+ * - Global traffic: the step's cost model (lib/steps/launch.ts) over DRAM bandwidth. Kernels with
  *   no workgroup memory (02, 03) count every request as if no cache served it; the caches do
  *   serve the repeats, so for them that figure is no bound, and the L1's sectors are counted
  *   instead.
  * - Workgroup memory: bytes each invocation reads per multiply-add, and the banks' wavefronts
- *   (lib/kernels/loops.ts has each kernel's index expressions). The rule used: a warp's access
+ *   (lib/model/loops.ts has each kernel's index expressions). The rule used: a warp's access
  *   of W bytes per invocation is served in phases of 128 / W invocations (all 32 for 4 bytes or
  *   fewer, 16 for 8, 8 for 16); each phase takes as many wavefronts as the most distinct 4-byte
  *   words any one of the 32 banks holds among that phase's words (identical words are read once
@@ -20,7 +20,7 @@
  *   counters are not counted, so this is the fewest instructions the kernel can issue, and the
  *   bound (an SM issues one instruction per clock per 32 FP32 lanes, four on Hopper) an upper one.
  * - Occupancy: workgroups resident per SM from workgroup memory, invocations, workgroup slots
- *   and registers (estimated: lib/kernels/loops.ts); it sets the slots the waves fill.
+ *   and registers (estimated: lib/model/loops.ts); it sets the slots the waves fill.
  * - Waves: the launch's workgroups over SMs x resident, and the last wave's fill (the plan
  *   picker's arithmetic). For the bound the model takes the busiest SM instead: W workgroups of
  *   equal work over S SMs leave some SM with ceil(W / S) of them, however many it holds at once,
@@ -31,7 +31,7 @@
  *   whole SM, so it is no bound.)
  */
 import { flops as productFlops, type Shape } from "../matrix.ts";
-import { launchPlan } from "./cost.ts";
+import { launchPlan } from "../steps/launch.ts";
 import {
   type GpuModel,
   type Occupancy,
@@ -40,8 +40,8 @@ import {
   type Waves,
   waves,
 } from "./device.ts";
-import type { Access, TileLoop } from "./spec.ts";
-import type { KernelSpec, Params } from "./spec.ts";
+import type { Access, TileLoop } from "../steps/spec.ts";
+import type { KernelSpec, Params } from "../steps/spec.ts";
 
 /** The limits the model bounds a step by. */
 export type Limit = "arithmetic" | "issue" | "workgroup memory" | "DRAM" | "L1";
@@ -86,11 +86,11 @@ export interface StepModel {
   global: { bytes: number; intensity: number };
   /** The L1's 32-byte sectors per multiply-add (kernels without workgroup memory). */
   l1SectorBytesPerFma?: number;
-  /** Absent for a kernel whose loop lib/kernels/loops.ts does not describe. */
+  /** Absent for a kernel whose loop lib/model/loops.ts does not describe. */
   workgroup?: WorkgroupTraffic;
   /** Instructions per multiply-add (the fewest: see the module's note). */
   instructionsPerFma?: number;
-  /** Registers per invocation, estimated (lib/kernels/loops.ts). */
+  /** Registers per invocation, estimated (lib/model/loops.ts). */
   registersEstimate?: number;
   invocationsPerWorkgroup: number;
   workgroupBytes: number;

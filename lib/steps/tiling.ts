@@ -4,7 +4,7 @@
  */
 import type { Shape } from "../matrix.ts";
 import type { Params } from "./spec.ts";
-import { ceilDiv } from "./cost.ts";
+import { ceilDiv } from "./launch.ts";
 
 /** Bytes of one f32. */
 export const F32 = 4;

@@ -180,7 +180,7 @@ export interface KernelSpec extends StepLayout {
   /** The parameter this step's notebook lets the reader turn (lib/notebook/knobs.ts). */
   knob?: Knob;
   /**
-   * The inner loop as lib/kernels/model.ts counts it (built with lib/kernels/loops.ts from the
+   * The inner loop as lib/model/bounds.ts counts it (built with lib/model/loops.ts from the
    * step's WGSL index expressions); absent or undefined for a loop not described.
    */
   loop?(p: Params, shape: Shape): TileLoop | undefined;

@@ -1,5 +1,5 @@
 /**
- * The inner loops of the ladder's kernels as lib/kernels/model.ts counts them, one builder per
+ * The inner loops of the ladder's kernels as lib/model/bounds.ts counts them, one builder per
  * way of tiling, transcribed from the WGSL (a step's spec names its builder in `loop`): the
  * workgroup-memory reads of one k step and
  * their byte offsets per invocation, the stores that fill a tile, the global loads and barriers
@@ -7,7 +7,7 @@
  * expressions here are the kernels' own; the tests check them on hand-worked cases.
  */
 import type { Shape } from "../matrix.ts";
-import type { Access, Params, TileLoop } from "./spec.ts";
+import type { Access, Params, TileLoop } from "../steps/spec.ts";
 
 const F32 = 4;
 const VEC4 = 16;

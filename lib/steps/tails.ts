@@ -6,7 +6,7 @@
  * to keep up to date. Tests, fuzz and the bench's validation sweep all start from these.
  */
 import type { Shape } from "../matrix.ts";
-import { paddedSize, STRIP_WIDTH } from "./cost.ts";
+import { paddedSize, STRIP_WIDTH } from "./launch.ts";
 import type { KernelSpec, Params } from "./spec.ts";
 
 /** A shape and the tail it reaches. */

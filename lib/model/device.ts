@@ -2,7 +2,7 @@
  * What the models know of a GPU that WebGPU does not say: SM count, peak rates, and, for the
  * Hopper parts, each SM's budgets (registers, invocations, workgroups, workgroup memory) and its
  * shared-memory banks. Matched on the adapter's description; step 13's plan picker ranks plans
- * with the same table, and lib/kernels/model.ts bounds every step with it.
+ * with the same table, and lib/model/bounds.ts bounds every step with it.
  *
  * Sources, named per number below:
  * - [sheet] the vendors' spec sheets (SM counts, memory bandwidths, FP32 rates);
@@ -98,7 +98,7 @@ export const H200: GpuModel = {
   bandwidthGBs: 4800,
   sm: HOPPER_SM,
   l2Bytes: 60e6,
-  source: "H200 spec sheet and /work/.library/device notes (lib/kernels/device.ts)",
+  source: "H200 spec sheet and /work/.library/device notes (lib/model/device.ts)",
 };
 
 /** The H100 SXM: the same chip [H200.md] with 3 350 GB/s of HBM3 [sheet] and 50 MB of L2. */
@@ -107,7 +107,7 @@ const H100: GpuModel = {
   name: "H100 SXM",
   bandwidthGBs: 3350,
   l2Bytes: 50e6,
-  source: "H100 spec sheet and /work/.library/device notes (lib/kernels/device.ts)",
+  source: "H100 spec sheet and /work/.library/device notes (lib/model/device.ts)",
 };
 
 /**
