@@ -7,7 +7,7 @@
  * e.g. lab/probes/nvidia-h200-2026-11-23-run22-ablate.json nvidia-h200 "128x256x16 TN16"
  */
 import type { Ablation, AblationFile, AblationStage } from "../lib/ablation.ts";
-import { stepName } from "../lib/kernels/spec.ts";
+import { stepName } from "../lib/steps/spec.ts";
 import { findKernel } from "../lib/registry.ts";
 
 /** ABLATE bits of the probe, in the order the stages are taken out (each adds to the last). */

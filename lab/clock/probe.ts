@@ -15,7 +15,7 @@ import { freshSeed, randomMatrix, type Shape, shapeLabel } from "../../lib/matri
 import { validateProduct } from "../../lib/measure.ts";
 import { openCublas } from "../../lib/peers/cublas.ts";
 import { findKernel } from "../../lib/registry.ts";
-import { numericsOf } from "../../lib/kernels/spec.ts";
+import { numericsOf } from "../../lib/steps/spec.ts";
 import { BoundProblem, kernelParams, prepareKernel } from "../../lib/runner.ts";
 import { median, submitTimestamped, summarize, timePasses, type Timing } from "../../lib/timing.ts";
 
