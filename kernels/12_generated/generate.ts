@@ -25,6 +25,7 @@
  * element outside the matrix reads the zero vec4 the runner keeps after A and B), and C is
  * written at its real size. The text is deterministic: the same parameters give the same text.
  */
+import { productInterface } from "../../lib/steps/wgsl.ts";
 
 /** The generator's parameters (the step's tile parameters). */
 export interface GeneratedParams {
@@ -366,26 +367,7 @@ ${half("cur", "other")}
     split ? "\n// Split K: workgroup z sums slice z of K into partial C number z (SPLIT_K=1)." : ""
   }${f16 ? "\n" + PRECISION_NOTE[p.F16 as 1 | 2] : ""}
 
-struct Dims {
-  M: u32,
-  K: u32,
-  N: u32,
-  // Row stride of C: the real N (B's rows are padded to whole vec4s when N is not).
-  ldc: u32,
-}
-
-${
-    f16
-      ? `// Out-of-bounds loads read a zero the runner keeps after A's and B's data.
-@group(0) @binding(0) var<storage, read> A: array<f16>;
-@group(0) @binding(1) var<storage, read> B: array<f16>;
-@group(0) @binding(2) var<storage, read_write> C: array<f16>;`
-      : `// Out-of-bounds loads read the zero vec4 the runner keeps after A's and B's data.
-@group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read> B: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read_write> C: array<f32>;`
-  }
-@group(0) @binding(3) var<uniform> dims: Dims;
+${productInterface({ element: f16 ? "f16" : "vec4<f32>", paddedB: true })}
 ${
     split
       ? `

@@ -19,6 +19,7 @@
  * writes its partial C to slice z of the C binding, which the runner sums in slice order when
  * there is more than one: this is what fills a GPU of 132 SMs when N / 256 workgroups would not.
  */
+import { productInterface } from "../../lib/steps/wgsl.ts";
 
 /** Column lanes (vec4 columns of C) and k lanes of one workgroup. */
 export const GEMV_LANES = 64;
@@ -59,19 +60,7 @@ function emit(rows: number): string {
 // once in vec4s, K split over ${GEMV_K_LANES} k lanes and over the grid's z (slices). Written by
 // kernels/13_shapes/gemv.ts for ROWS=${rows}.
 
-struct Dims {
-  M: u32,
-  K: u32,
-  N: u32,
-  // Row stride of C: the real N (B's rows are padded to whole vec4s when N is not).
-  ldc: u32,
-}
-
-// Out-of-bounds loads read the zero vec4 the runner keeps after A's and B's data.
-@group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read> B: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read_write> C: array<f32>;
-@group(0) @binding(3) var<uniform> dims: Dims;
+${productInterface({ element: "vec4<f32>", paddedB: true })}
 
 // The k lanes' partial sums of one row of C: [k lane][column lane].
 var<workgroup> sums: array<array<vec4<f32>, ${GEMV_LANES}>, ${GEMV_K_LANES}>;

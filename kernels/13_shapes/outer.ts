@@ -17,6 +17,7 @@
  * address per warp (a broadcast). Any M, K, N: past the matrix, a load reads the zero the runner
  * keeps after A's and B's data and a store is skipped.
  */
+import { productInterface } from "../../lib/steps/wgsl.ts";
 
 /** Invocations per workgroup, lanes per warp, columns of C per workgroup. */
 export const OUTER_INVOCATIONS = 256;
@@ -68,19 +69,7 @@ function emit(rows: number): string {
 // invocation (columns lane + 32 j), A and B held in registers ${OUTER_K_STEP} k at a time, C written once.
 // Written by kernels/13_shapes/outer.ts for ROWS=${rows}.
 
-struct Dims {
-  M: u32,
-  K: u32,
-  N: u32,
-  // Row stride of C: N (nothing is padded for this kernel).
-  ldc: u32,
-}
-
-// Out-of-bounds loads read the zero the runner keeps after A's and B's data.
-@group(0) @binding(0) var<storage, read> A: array<f32>;
-@group(0) @binding(1) var<storage, read> B: array<f32>;
-@group(0) @binding(2) var<storage, read_write> C: array<f32>;
-@group(0) @binding(3) var<uniform> dims: Dims;
+${productInterface({ element: "f32", paddedB: false })}
 
 fn loadA(i: u32, inside: bool) -> f32 {
   return A[select(arrayLength(&A) - 1u, i, inside)];

@@ -29,6 +29,7 @@
  * invocation (an address outside the matrix reads the zero the runner keeps after A's and B's
  * data) and only stores are branched.
  */
+import { productInterface } from "../../lib/steps/wgsl.ts";
 
 /** Invocations per workgroup. */
 export const ROWDOT_INVOCATIONS = 256;
@@ -235,19 +236,7 @@ ${
   } per lane and trip${staged ? ", B staged per trip" : ""}.
 // Written by kernels/13_shapes/rowdot.ts for K_LANES=${c.kLanes} ROWS=${c.rows} COLS=${c.cols}.
 
-struct Dims {
-  M: u32,
-  K: u32,
-  N: u32,
-  // Row stride of C: N (nothing is padded for this kernel).
-  ldc: u32,
-}
-
-// Out-of-bounds loads read the zero the runner keeps after A's and B's data.
-@group(0) @binding(0) var<storage, read> A: array<f32>;
-@group(0) @binding(1) var<storage, read> B: array<f32>;
-@group(0) @binding(2) var<storage, read_write> C: array<f32>;
-@group(0) @binding(3) var<uniform> dims: Dims;
+${productInterface({ element: "f32", paddedB: false })}
 
 // ${
     staged ? "The trip's block of B, then the" : "The"

@@ -1,0 +1,39 @@
+/**
+ * WGSL that every generated product kernel declares the same way: the Dims uniform and the four
+ * bindings the runner binds (A, B, C, dims), so a generator writes only its own loop.
+ */
+
+/** How a generated kernel reads A and B, and what the runner padded. */
+export interface ProductInterface {
+  /** The element A and B are read as: one f32, a vec4 of f32, or one f16 (C follows: f16 or f32). */
+  element: "f32" | "vec4<f32>" | "f16";
+  /** B's rows are padded to whole vec4s when N is not a multiple of 4 (C's stride stays N). */
+  paddedB: boolean;
+}
+
+/** The Dims struct and the four bindings, with the comments a reader of the text needs. */
+export function productInterface({ element, paddedB }: ProductInterface): string {
+  const c = element === "f16" ? "f16" : "f32";
+  const zero = element === "vec4<f32>"
+    ? "the zero vec4"
+    : element === "f16"
+    ? "a zero"
+    : "the zero";
+  return `struct Dims {
+  M: u32,
+  K: u32,
+  N: u32,
+  // Row stride of C: ${
+    paddedB
+      ? "the real N (B's rows are padded to whole vec4s when N is not)."
+      : "N (nothing is padded for this kernel)."
+  }
+  ldc: u32,
+}
+
+// Out-of-bounds loads read ${zero} the runner keeps after A's and B's data.
+@group(0) @binding(0) var<storage, read> A: array<${element}>;
+@group(0) @binding(1) var<storage, read> B: array<${element}>;
+@group(0) @binding(2) var<storage, read_write> C: array<${c}>;
+@group(0) @binding(3) var<uniform> dims: Dims;`;
+}
