@@ -244,7 +244,7 @@ export async function showRecordedHeldout(shown = 8): Promise<boolean> {
   const f = (x?: number) => x === undefined ? "" : x;
   await showTable(
     [
-      "shapes",
+      "set",
       "count",
       "best / cuBLAS, geometric mean",
       "worst at >= 1e8 FLOP",
