@@ -28,6 +28,7 @@ import {
   cpuChart,
   cpuData,
   intensityChart,
+  intensityPoints,
   ladderChart,
   MAX_CHART_PX,
   modeledIntensity,
@@ -191,8 +192,9 @@ Deno.test("ceilings, ladder, bound, scaling, intensity, cpu, autotune: marks and
 
   const rows = modeledIntensity(STEPS, SIZES);
   const intensity = await chartSvg(intensityChart(rows));
-  assertAxisTitles(intensity, ["Ladder step", "Modeled FLOP per byte"]);
-  assert.equal(countRole(intensity, "tick"), rows.length);
+  assertAxisTitles(intensity, ["Modeled FLOP per byte"]);
+  const distinct = new Set(rows.map((r) => `${r.kernel} ${r.n} ${r.intensity.toPrecision(3)}`));
+  assert.equal(countRole(intensity, "tick"), distinct.size);
   const naive = rows.find((r) => r.kernel === "02_naive" && r.isDefault)!;
   assert.equal(naive.intensity, naive.flops / naive.bytes);
 
@@ -260,6 +262,79 @@ Deno.test("shape view: ours, cuBLAS and TF.js per suite shape as a ratio to cuBL
   assert.equal(countRole(svg, "bar"), 8);
   assert.match(JSON.stringify(chart.spec.title), /geometric mean of ours \/ cuBLAS: 0\.45/);
   assert.ok(allCharts(record).charts.some((c) => c.name === "suite"));
+});
+
+/** The data rows of every view of a vega-lite spec, at any depth. */
+function dataRows(spec: unknown): Record<string, unknown>[][] {
+  if (typeof spec !== "object" || spec === null) return [];
+  const found: Record<string, unknown>[][] = [];
+  for (const [key, value] of Object.entries(spec)) {
+    if (key === "data" && typeof value === "object" && value && "values" in value) {
+      found.push((value as { values: Record<string, unknown>[] }).values);
+    } else found.push(...dataRows(value));
+  }
+  return found;
+}
+
+Deno.test("intensity: one row per point drawn, however many tile configurations share it", async () => {
+  const ladder = KERNELS.filter((k) => !k.demo);
+  const rows = modeledIntensity(ladder, [1024, 4096]);
+  const chart = intensityChart(rows);
+  const [ticks, defaults] = dataRows(chart.spec);
+  assert.equal(defaults.length, rows.filter((r) => r.isDefault).length);
+  assert.deepEqual(ticks, intensityPoints(rows));
+  const keys = ticks.map((t) => `${t.title} ${t.n} ${(t.intensity as number).toPrecision(3)}`);
+  assert.equal(new Set(keys).size, ticks.length, "no two ticks the same point");
+  assert.equal(ticks.reduce((sum, t) => sum + (t.configs as number), 0), rows.length);
+  assert.ok(
+    ticks.length < rows.length / 5,
+    `${ticks.length} ticks for ${rows.length} configurations`,
+  );
+  const svg = await chartSvg(chart);
+  assert.equal(countRole(svg, "tick"), ticks.length);
+  assert.equal(countRole(svg, "point"), defaults.length);
+});
+
+Deno.test("scaling: lines join multiples of 4; 4095 and 4097 stand apart beside 4096", async () => {
+  const sizes = [2048, 4095, 4096, 4097, 8192];
+  const row = (n: number, gflops: number) => ({
+    m: n,
+    k: n,
+    n,
+    validated: true,
+    relErr: 1e-6,
+    medianMs: 1,
+    gflops,
+  });
+  const record = {
+    schema: RECORD_SCHEMA,
+    date: "2026-11-23T00:00:00Z",
+    commit: "abc1234",
+    deno: Deno.version.deno,
+    device: { description: "NVIDIA H200 (test)", software: false },
+    results: sizes.map((n) => ({
+      ...row(n, n % 4 ? 20 : 40),
+      kernel: "07_vectorize",
+      title: "Vec",
+    })),
+    peers: sizes.map((n) => ({ ...row(n, n % 4 ? 5 : 50), peer: "tfjs-webgpu", title: "TF.js" })),
+    notes: [],
+  } as unknown as RunRecord;
+  const chart = scalingChart(record);
+  const [line, apart] = dataRows(chart.spec);
+  assert.deepEqual([...new Set(line.map((r) => r.n))], [2048, 4096, 8192]);
+  assert.deepEqual([...new Set(apart.map((r) => r.n))].sort(), [4095, 4096, 4097]);
+  const svg = await chartSvg(chart);
+  assert.equal(countRole(svg, "line mark"), 2, "one line per series");
+  assert.equal(countRole(svg, "point"), line.length + apart.length);
+  const texts = svgTexts(svg);
+  for (const label of ["2,048", "4,096", "8,192", "4095", "4096", "4097"]) {
+    assert.ok(texts.includes(label), `axis label ${label}`);
+  }
+  assert.ok(!texts.includes("4,095") && !texts.includes("4,097"), "no odd size on the lines' axis");
+  // Without odd sizes, one panel of lines and nothing apart.
+  const squares = { ...record, results: record.results.filter((r) => r.n % 4 === 0), peers: [] };
+  assert.equal(dataRows(scalingChart(squares).spec).length, 1);
 });
 
 Deno.test("builders refuse records with nothing measured", () => {
@@ -457,7 +532,11 @@ Deno.test("ceilings: every trial measured, the best reported, roofs above every 
 });
 
 /** The committed GPU-host records the notebooks and the export show. */
-const H200_RECORDS = ["nvidia-h200-2026-11-23T1828.json", "nvidia-h200-2026-11-23T1835.json"];
+const H200_RECORDS = [
+  "nvidia-h200-2026-11-23T1828.json",
+  "nvidia-h200-2026-11-23T1835.json",
+  "nvidia-h200-2026-11-26T0725.json",
+];
 
 /** Every color encoding of a spec, at any depth (layers, concatenations). */
 function colorEncodings(spec: unknown): Record<string, unknown>[] {

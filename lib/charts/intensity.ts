@@ -68,68 +68,95 @@ export function modeledIntensity(
   return rows;
 }
 
+/** A point the intensity chart draws: one step at one size and one modeled intensity. */
+export interface IntensityPoint {
+  title: string;
+  n: number;
+  intensity: number;
+  /** The tile configurations that share this point (the chart draws each point once). */
+  configs: number;
+}
+
 /**
- * Two panels: intensity per step at default tiles (one line per N), and every tile
- * configuration of each step (hover for its parameters).
+ * The distinct points of `rows`: one per step, size and intensity as its tooltip prints it
+ * (three significant digits), so configurations that the chart cannot tell apart are one mark.
+ */
+export function intensityPoints(rows: readonly IntensityRow[]): IntensityPoint[] {
+  const points = new Map<string, IntensityPoint>();
+  for (const r of rows) {
+    const key = `${r.kernel} ${r.n} ${r.intensity.toPrecision(3)}`;
+    const point = points.get(key);
+    if (point) point.configs++;
+    else points.set(key, { title: r.title, n: r.n, intensity: r.intensity, configs: 1 });
+  }
+  return [...points.values()];
+}
+
+/**
+ * One row per step: a tick for each distinct intensity of its tile configurations (hover for how
+ * many share it), and a dot for its default tiles, coloured by N.
  */
 export function intensityChart(rows: IntensityRow[]): VegaChart {
   requireRows(rows, "model rows");
   const steps = [...new Map([...rows].sort((a, b) => a.order - b.order).map((r) => [r.title, 0]))]
     .map(([title]) => title);
-  const step = {
-    field: "title",
-    type: "nominal",
-    sort: steps,
-    title: "Ladder step",
-    axis: { labelLimit: 260 },
+  const encoding = {
+    y: { field: "title", type: "nominal", sort: steps, title: null, axis: { labelLimit: 260 } },
+    x: {
+      field: "intensity",
+      type: "quantitative",
+      scale: { type: "log" },
+      title: "Modeled FLOP per byte",
+    },
+    // Hues, not shades of one: the sizes are told apart, not ranked.
+    color: { field: "n", type: "ordinal", title: "N", scale: { scheme: "category10" } },
   } as const;
-  const intensity = {
-    field: "intensity",
-    type: "quantitative",
-    scale: { type: "log" },
-    title: "Modeled FLOP per byte",
-  } as const;
-  const tooltip = [
-    { field: "title", title: "step" },
-    { field: "config", title: "params" },
-    { field: "n", title: "N" },
-    { field: "intensity", title: "FLOP/byte", format: ".3~g" },
-  ];
+  // Only what each layer draws: the default tiles' points, and one tick per distinct point.
+  const defaults = rows.filter((r) => r.isDefault).map(({ title, config, n, intensity }) => ({
+    title,
+    config,
+    n,
+    intensity,
+  }));
   return {
     kind: "vega-lite",
     name: "intensity",
     spec: {
       $schema: SCHEMA,
       title: {
-        text: "Modeled arithmetic intensity per step and tile size",
-        subtitle: "From each kernel's global-memory model in lib/registry.ts (2MNK FLOPs)",
+        text: "Modeled arithmetic intensity per step",
+        subtitle: [
+          "From each step's model of its global-memory traffic (2MNK FLOPs)",
+          "dots: default tiles; ticks: every tile configuration of its search space",
+        ],
       },
       config: VEGA_CONFIG,
-      data: { values: rows },
-      vconcat: [
+      width: 520,
+      height: { step: 26 },
+      encoding,
+      layer: [
         {
-          title: "Default tiles",
-          width: 520,
-          height: 240,
-          transform: [{ filter: "datum.isDefault" }],
-          mark: { type: "line", point: true },
+          data: { values: intensityPoints(rows) },
+          mark: { type: "tick", thickness: 2, opacity: 0.7 },
           encoding: {
-            x: { ...step, axis: { labelAngle: -30, labelLimit: 260 } },
-            y: intensity,
-            color: { field: "n", type: "ordinal", title: "N" },
-            tooltip,
+            tooltip: [
+              { field: "title", title: "step" },
+              { field: "n", title: "N" },
+              { field: "intensity", title: "FLOP/byte", format: ".3~g" },
+              { field: "configs", title: "configurations" },
+            ],
           },
         },
         {
-          title: "Every tile configuration (search space)",
-          width: 520,
-          height: { step: 26 },
-          mark: { type: "tick", thickness: 2 },
+          data: { values: defaults },
+          mark: { type: "point", filled: true, size: 60, opacity: 1 },
           encoding: {
-            y: step,
-            x: intensity,
-            color: { field: "n", type: "ordinal", title: "N" },
-            tooltip,
+            tooltip: [
+              { field: "title", title: "step" },
+              { field: "config", title: "default tiles" },
+              { field: "n", title: "N" },
+              { field: "intensity", title: "FLOP/byte", format: ".3~g" },
+            ],
           },
         },
       ],
