@@ -205,7 +205,11 @@ Deno.test("the figures' index arithmetic is the kernels' WGSL", async () => {
   }
   const eleven = squash(await loadKernelSource(findKernel("autotune")!.file));
   assert.ok(eleven.includes(AUTOTUNE_READ));
-  assert.equal(generatedRead(generatedParams({})).trim(), "let a0_0 = As[0][0][a0At];");
+  assert.equal(generatedRead(generatedParams({})).trim(), "let a0_0 = As[cur][0][a0At];");
+  assert.equal(
+    generatedRead(generatedParams({ LITERAL_BUFFER: 1 })).trim(),
+    "let a0_0 = As[0][0][a0At];",
+  );
   // 08's fragments at k step 1 move by one (padded) A row and one B row.
   const p = findKernel("bank_conflicts")!.params;
   const at0 = fragmentReads("split_halves", 5, p, 0),

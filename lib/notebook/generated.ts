@@ -6,7 +6,11 @@
 import { loadKernelSource } from "../gpu.ts";
 import { loadNagaClamps } from "../naga.ts";
 import { loadTransforms } from "../transforms.ts";
-import { type GeneratedParams, tileBody } from "../../kernels/12_generated/generate.ts";
+import {
+  type GeneratedParams,
+  STEP_TRANSFORMS,
+  tileBody,
+} from "../../kernels/12_generated/generate.ts";
 import { escapeHtml, showTable } from "./format.ts";
 import { showBundle } from "./jupyter.ts";
 import { kernel } from "./steps.ts";
@@ -40,8 +44,9 @@ export function blockAt(source: string, opening: RegExp): string {
 
 /**
  * The k loop of the step `step` builds on, as its file has it, then the first k step of the
- * loop `step`'s generator writes out for the same tile (the other BK - 1 steps differ only in
- * the literal row).
+ * loop `step`'s generator writes out for the same tile, reading the buffer its kernel reads
+ * (`cur`, or the literal 0 with LITERAL_BUFFER; the other BK - 1 steps differ only in the
+ * literal row).
  */
 export async function showKLoops(
   step: string,
@@ -55,11 +60,15 @@ export async function showKLoops(
   );
   await showCode(`${before.id}: the k loop (kernels/${before.file})`, loop);
   const p = { ...generated.params, ...params } as unknown as GeneratedParams;
-  const steps = tileBody(p, 0, "").split("\n");
+  const buffer = p.LITERAL_BUFFER ? 0 : "cur";
+  const steps = tileBody(p, buffer, "").split("\n");
   const perStep = steps.length / p.BK;
+  const reads = p.LITERAL_BUFFER
+    ? "buffer 0 (a literal: two tiles per trip)"
+    : "buffer cur = t % 2 (one tile per trip)";
   await showCode(
-    `${generated.id}: k step 0 of ${p.BK}, written out for buffer 0 (BK=${p.BK}, TN=${p.TN}; ` +
-      `steps 1..${p.BK - 1} read rows 1..${p.BK - 1})`,
+    `${generated.id}: k step 0 of ${p.BK}, written out, reading ${reads} (BK=${p.BK}, ` +
+      `TN=${p.TN}; steps 1..${p.BK - 1} read rows 1..${p.BK - 1})`,
     steps.slice(0, perStep).join("\n"),
   );
 }
@@ -92,10 +101,21 @@ export async function showNagaReport(): Promise<void> {
       `driver (${report.adapter}) received it, tile ${paramsOf(report.kernels[0].params)}`,
   );
   const eleven = report.kernels.find((k) => k.variant === "as is");
-  const twelve = report.kernels.find((k) => k.variant === "all transforms");
+  // The step's own kernel: the variant with exactly the step's transforms.
+  const stepTransforms = Object.keys(STEP_TRANSFORMS)
+    .filter((name) => STEP_TRANSFORMS[name as keyof typeof STEP_TRANSFORMS]).join(" + ");
+  const twelve = report.kernels.find((k) =>
+    k.kernel !== eleven?.kernel &&
+    Object.entries(STEP_TRANSFORMS).every(([name, on]) => k.params[name] === on)
+  );
   if (eleven) await showCode("11: one fragment read in the k loop", eleven.excerpts.fragmentRead);
   if (eleven) await showCode("11: naga's loop counter", eleven.excerpts.loopCounter);
-  if (twelve) await showCode("12: the same read, written out", twelve.excerpts.fragmentRead);
+  if (twelve) {
+    await showCode(
+      `12 (the step's kernel: ${stepTransforms}): the same read, written out`,
+      twelve.excerpts.fragmentRead,
+    );
+  }
   if (twelve?.excerpts.clampedIndexDefinition) {
     await showCode(
       "12: where its one clamped index is computed (before the loop)",
