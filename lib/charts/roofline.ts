@@ -24,7 +24,7 @@ import {
 import { type PlacedLabel, placeLabels } from "./roofline_labels.ts";
 
 export interface RooflineOptions {
-  /** Square size plotted (default: the largest measured size of each record). */
+  /** Square size plotted where a record measured it (else, and by default, its largest). */
   n?: number;
   /** One legend label per record (default: device and date), e.g. ["recorded", "yours"]. */
   labels?: string[];
@@ -184,7 +184,9 @@ function plotRun(
 ): RunPlot | undefined {
   // CPU peers do not belong on a GPU roofline.
   const gpuPeers = measured(record.peers).filter((p) => !p.peer.startsWith("openblas"));
-  const n = opts.n ?? largestSquare(record.results) ?? largestSquare(gpuPeers);
+  const hasN = opts.n !== undefined &&
+    measured([...record.results, ...gpuPeers]).some((r) => isSquare(r) && r.n === opts.n);
+  const n = hasN ? opts.n : largestSquare(record.results) ?? largestSquare(gpuPeers);
   if (n === undefined) return undefined;
   const label = opts.labels?.[index];
   const source = runName(record, n, index, label, taken);
