@@ -5,7 +5,7 @@
  * order and matrix padding as 11; its own defaults (PAD 0) and search space (BK up to 32, the
  * look-ahead, the literal buffer).
  */
-import { type KernelSpec, type Params, stepLayout } from "../../lib/steps/spec.ts";
+import { type KernelSpec, stepLayout } from "../../lib/steps/spec.ts";
 import { tileBytes } from "../../lib/steps/tiling.ts";
 import { step as autotuned } from "../11_autotune/step.ts";
 import { ALL_TRANSFORMS, DEFAULTS, generatedParams, generateWgsl, whyInvalid } from "./generate.ts";
