@@ -130,7 +130,7 @@ export function sourceLine(executed: ExecutedOn | undefined): string {
   if (SOFTWARE_ADAPTER.test(executed.executed_on)) {
     return `<p class="gemm-source software">These outputs come from a software adapter, ` +
       `<strong>${device}</strong> (${escapeHtml(when)}): the GPU code ran on a CPU, so its ` +
-      `times are a CPU's, not a GPU's. The committed notebooks show the GPU host's run.</p>\n`;
+      `times are a CPU's, not a GPU's; the recorded tables and charts are the GPU host's.</p>\n`;
   }
   return `<p class="gemm-source">Outputs executed on <strong>${device}</strong> ` +
     `(${escapeHtml(when)}).</p>\n`;

@@ -356,10 +356,11 @@ const ROW_STYLE = {
 const SIGN = { same: " ", add: "+", remove: "-" } as const;
 const NUMBER = '<td style="color:#888;text-align:right;padding:0 6px">';
 /**
- * Code cells say their own alignment: viewers style a bare `td` (JupyterLab and the classic
- * Notebook right-align it), and a table's own text-align does not reach its cells past that rule.
+ * Code cells say their own alignment and white space: viewers style a bare `td` (JupyterLab and
+ * the classic Notebook right-align it and collapse its spaces), and a table's own style does not
+ * reach its cells past that rule.
  */
-const CODE = '<td style="text-align:left">';
+const CODE = '<td style="text-align:left;white-space:pre">';
 const NOTE_ROW =
   '<tr style="color:#888;background:#f6f8fa"><td colspan="4" style="text-align:left">';
 

@@ -31,11 +31,14 @@ export interface KnobOptions {
   budgetMs?: number;
 }
 
-/** This step's knob in the newest GPU record that swept it, with the line naming that run. */
+/**
+ * This step's knob in the notebook's record, or else in the newest GPU record that swept it,
+ * with the line naming that run.
+ */
 export async function recordedKnob(spec: KernelSpec): Promise<KnobRun | undefined> {
   const sweepOf = (knobs: KnobSweep[] = []) =>
     knobs.find((k) => stepName(k.kernel) === spec.name && k.points.some((p) => p.result.gflops));
-  const found = await newestGpuSection((r) => sweepOf(r.knobs) !== undefined);
+  const found = await newestGpuSection((r) => sweepOf(r.knobs) !== undefined, { beyondPin: true });
   if (!found) return undefined;
   const r = found.record;
   return {

@@ -171,7 +171,9 @@ export async function showModel(
 /** The table as HTML with the changed rows in bold on a tinted background. */
 function modelHtml(columns: string[], rows: Cell[][], changed: boolean[], caption?: string) {
   const td = (tag: string, c: Cell, i: number) =>
-    `<${tag} style="text-align:${i ? "right" : "left"}">${escapeHtml(fmt(c))}</${tag}>`;
+    `<${tag} style="text-align:${i && typeof c === "number" ? "right" : "left"}">${
+      escapeHtml(fmt(c))
+    }</${tag}>`;
   const body = rows.map((r, i) =>
     `<tr${changed[i] ? ' style="font-weight:bold;background:#fff3c4"' : ""}>` +
     [String(r[0]).replace(/^\* /, ""), ...r.slice(1)].map((c, j) => td("td", c, j)).join("") +

@@ -23,7 +23,7 @@ import {
 import { type Cell, showNote, showTable } from "./format.ts";
 import { percentOf, referencePeer } from "../compare.ts";
 import { square } from "../matrix.ts";
-import { KERNELS, stepName } from "../registry.ts";
+import { findKernel, KERNELS, stepName } from "../registry.ts";
 import { kernel } from "./steps.ts";
 import { type Session, showCeilings } from "./session.ts";
 
@@ -63,14 +63,19 @@ export async function newestGpuRun(
 
 /**
  * The newest run record from a real GPU, complete or stopped after the section `holds` looks
- * for (isGpuRecord), with a note naming a stopped run as such.
+ * for (isGpuRecord), with a note naming a stopped run as such. With a pinned record (useRecord),
+ * that record; `beyondPin` looks further when it lacks the section (a separate measurement
+ * such as a knob's sweep, which the cell then names as its own run).
  */
 export async function newestGpuSection(
   holds: (r: RunRecord) => boolean,
+  opts: { beyondPin?: boolean } = {},
 ): Promise<{ path: string; record: RunRecord; note: string } | undefined> {
-  const found = pinned
-    ? (isGpuRecord(pinned.record) && holds(pinned.record) ? pinned : undefined)
-    : await newestRecord(recordsDir, (r) => isGpuRecord(r) && holds(r));
+  const fromPin = pinned && isGpuRecord(pinned.record) && holds(pinned.record) ? pinned : undefined;
+  const found = fromPin ??
+    (pinned && !opts.beyondPin
+      ? undefined
+      : await newestRecord(recordsDir, (r) => isGpuRecord(r) && holds(r)));
   if (!found) return undefined;
   const stopped = found.record.complete === false;
   return { ...found, note: stopped ? " (a run stopped at the time limit after this part)" : "" };
@@ -135,7 +140,14 @@ export async function chartRuns(
     : undefined;
   const recorded = withF16Roof ?? await recordedGpuRun(steps.length ? steps : undefined);
   const mine = await liveRecord(s, live, ceilings);
-  return recorded ? [recorded.record, mine] : [mine];
+  if (!recorded) return [mine];
+  // The recorded ladder up to this lesson's step: later steps are not met yet.
+  const last = Math.max(...steps.map((id) => kernel(id).number));
+  const upTo = (r: KernelResult) => (findKernel(r.kernel)?.number ?? Infinity) <= last;
+  const shown = steps.length
+    ? { ...recorded.record, results: recorded.record.results.filter(upTo) }
+    : recorded.record;
+  return [shown, mine];
 }
 
 /** A run record of this session's live results, so the chart builders can draw them. */
@@ -171,9 +183,11 @@ function commonSize(
   preferred?: number,
 ): number | undefined {
   const sizes = [...new Set(rows.filter(isSquare).map((r) => r.n))].sort((a, b) => b - a);
-  const complete = (n: number) => ids.every((id) => gflopsAt(rows, n).has(id));
-  if (preferred !== undefined && complete(preferred)) return preferred;
-  return sizes.find(complete) ?? sizes[0];
+  const complete = (n: number, among = ids) => among.every((id) => gflopsAt(rows, n).has(id));
+  // The lesson's size wins when its steps ran there, even if a teaching variant did not.
+  const steps = ids.filter((id) => !kernel(id).demo);
+  if (preferred !== undefined && complete(preferred, steps)) return preferred;
+  return sizes.find((n) => complete(n)) ?? sizes.find((n) => complete(n, steps)) ?? sizes[0];
 }
 
 /**
