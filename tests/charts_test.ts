@@ -123,6 +123,28 @@ const gpuPeersAt = (record: RunRecord, n: number) =>
   record.peers.filter((p) => p.validated && p.n === n && !p.peer.startsWith("openblas"));
 
 /** Text of every <text> element in an SVG. */
+/** A measured row at `shape` (validated, timed) for synthetic records. */
+const measuredRow = (shape: { m: number; k: number; n: number }, gflops: number) => ({
+  ...shape,
+  validated: true,
+  relErr: 1e-6,
+  medianMs: 1,
+  gflops,
+});
+
+/** A synthetic H200 record holding these results and peers. */
+const syntheticRecord = (results: unknown[], peers: unknown[]) =>
+  ({
+    schema: RECORD_SCHEMA,
+    date: "2026-11-23T00:00:00Z",
+    commit: "abc1234",
+    deno: Deno.version.deno,
+    device: { description: "NVIDIA H200 (test)", software: false },
+    results,
+    peers,
+    notes: [],
+  }) as unknown as RunRecord;
+
 const svgTexts = (svg: string) => [...svg.matchAll(/<text[^>]*>([^<]*)<\/text>/g)].map((m) => m[1]);
 const countRole = (svg: string, role: string) =>
   svg.split(`aria-roledescription="${role}"`).length - 1;
@@ -226,31 +248,15 @@ Deno.test("shape view: ours, cuBLAS and TF.js per suite shape as a ratio to cuBL
     k: 4096,
     n: 4096,
   }];
-  const row = (s: { m: number; k: number; n: number }, gflops: number) => ({
-    ...s,
-    validated: true,
-    relErr: 1e-6,
-    medianMs: 1,
-    gflops,
-  });
-  const record = {
-    schema: RECORD_SCHEMA,
-    date: "2026-11-23T00:00:00Z",
-    commit: "abc1234",
-    deno: Deno.version.deno,
-    device: { description: "NVIDIA H200 (test)", software: false },
-    // 16 x 4096 x 4096 has ours and cuBLAS but no TF.js: two bars there.
-    results: shapes.map((s, i) => ({
-      ...row(s, 100 * (i + 1)),
-      kernel: "13_shapes",
-      title: "Every shape",
-    })),
-    peers: [
+  const row = measuredRow;
+  // 16 x 4096 x 4096 has ours and cuBLAS but no TF.js: two bars there.
+  const record = syntheticRecord(
+    shapes.map((s, i) => ({ ...row(s, 100 * (i + 1)), kernel: "13_shapes", title: "Every shape" })),
+    [
       ...shapes.map((s) => ({ ...row(s, 400), peer: "cublas", title: "cuBLAS" })),
       ...shapes.slice(0, 2).map((s) => ({ ...row(s, 50), peer: "tfjs-webgpu", title: "TF.js" })),
     ],
-    notes: [],
-  } as unknown as RunRecord;
+  );
   const chart = shapesChart(record);
   const bars = (chart.spec as { data: { values: { who: string; ratio: number }[] } }).data.values;
   assert.deepEqual(
@@ -297,29 +303,11 @@ Deno.test("intensity: one row per point drawn, however many tile configurations 
 
 Deno.test("scaling: lines join multiples of 4; 4095 and 4097 stand apart beside 4096", async () => {
   const sizes = [2048, 4095, 4096, 4097, 8192];
-  const row = (n: number, gflops: number) => ({
-    m: n,
-    k: n,
-    n,
-    validated: true,
-    relErr: 1e-6,
-    medianMs: 1,
-    gflops,
-  });
-  const record = {
-    schema: RECORD_SCHEMA,
-    date: "2026-11-23T00:00:00Z",
-    commit: "abc1234",
-    deno: Deno.version.deno,
-    device: { description: "NVIDIA H200 (test)", software: false },
-    results: sizes.map((n) => ({
-      ...row(n, n % 4 ? 20 : 40),
-      kernel: "07_vectorize",
-      title: "Vec",
-    })),
-    peers: sizes.map((n) => ({ ...row(n, n % 4 ? 5 : 50), peer: "tfjs-webgpu", title: "TF.js" })),
-    notes: [],
-  } as unknown as RunRecord;
+  const row = (n: number, gflops: number) => measuredRow({ m: n, k: n, n }, gflops);
+  const record = syntheticRecord(
+    sizes.map((n) => ({ ...row(n, n % 4 ? 20 : 40), kernel: "07_vectorize", title: "Vec" })),
+    sizes.map((n) => ({ ...row(n, n % 4 ? 5 : 50), peer: "tfjs-webgpu", title: "TF.js" })),
+  );
   const chart = scalingChart(record);
   const [line, apart] = dataRows(chart.spec);
   assert.deepEqual([...new Set(line.map((r) => r.n))], [2048, 4096, 8192]);

@@ -20,17 +20,14 @@ import {
   GUARD_MARGIN,
   modelPlan,
   pickPlan,
-  PLAN_OUTER,
-  PLAN_ROWDOT,
-  PLAN_TILES,
-  planKind,
   planOrder,
   predictedGain,
-  predictPlanTime,
   samePlan,
   shapeClass,
   TILE_CONFIGS,
 } from "../kernels/13_shapes/plans.ts";
+import { PLAN_OUTER, PLAN_ROWDOT, PLAN_TILES, planKind } from "../kernels/13_shapes/launch.ts";
+import { predictPlanTime } from "../kernels/13_shapes/predict.ts";
 import { FIXED_S } from "../kernels/13_shapes/predict.ts";
 
 const spec = findKernel("shapes")!;

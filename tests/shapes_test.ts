@@ -12,19 +12,16 @@ import { type Shape, shapeLabel } from "../lib/matrix.ts";
 import type { Params } from "../lib/steps/spec.ts";
 import {
   candidates,
-  deviceModel,
   fallbackPlan,
   gemvRows,
   modelPlan,
   pickPlan,
-  PLAN_GEMV,
-  PLAN_TILES,
-  planKind,
-  residentPerSm,
   samePlan,
   shapeClass,
-  waves,
 } from "../kernels/13_shapes/plans.ts";
+import { PLAN_GEMV, PLAN_TILES, planKind } from "../kernels/13_shapes/launch.ts";
+import { residentPerSm } from "../kernels/13_shapes/predict.ts";
+import { deviceModel, waves } from "../lib/model/device.ts";
 import { generateWgsl } from "../kernels/12_generated/generate.ts";
 import { generatedParams } from "../kernels/12_generated/step.ts";
 import { searchPlans } from "../lib/search.ts";

@@ -6,14 +6,9 @@
 import { MODEL_DEVICE } from "../../lib/model/device.ts";
 import { shapeLabel } from "../../lib/matrix.ts";
 import { generatedParams } from "../12_generated/step.ts";
-import {
-  deviceModel,
-  PLAN_TILES,
-  planLabel,
-  planLaunchPlan,
-  residentPerSm,
-  waves,
-} from "./plans.ts";
+import { PLAN_TILES, planLabel, planLaunchPlan } from "./launch.ts";
+import { residentPerSm } from "./predict.ts";
+import { deviceModel, waves } from "../../lib/model/device.ts";
 import { type FigureContext, stepHeading } from "../../lib/figures/context.ts";
 import {
   COLOR,

@@ -70,21 +70,6 @@ import {
 } from "./rowdot.ts";
 import { OUTER_COLUMNS, OUTER_ROWS, outerRowsPerWorkgroup } from "./outer.ts";
 
-export {
-  PLAN_GEMV,
-  PLAN_OUTER,
-  PLAN_ROWDOT,
-  PLAN_TILES,
-  type PlanKind,
-  planKind,
-  planLabel,
-  planLaunch,
-  planLaunchPlan,
-} from "./launch.ts";
-export { predictPlanTime, residentPerSm } from "./predict.ts";
-/** The device table and the wave arithmetic live in lib/model/device.ts (bounds.ts uses them). */
-export { type DeviceModel, deviceModel, type Waves, waves };
-
 /**
  * The tile configurations the planner considers (with 12's tuned one; GROUP_M and AHEAD come
  * from step 12): the largest for big grids, then smaller ones whose grids fill the waves of

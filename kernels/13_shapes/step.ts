@@ -20,17 +20,8 @@ import {
   gemvInvalid,
   gemvWgsl,
 } from "./gemv.ts";
-import {
-  MAX_SLICES,
-  pickPlan,
-  PLAN_GEMV,
-  PLAN_OUTER,
-  PLAN_ROWDOT,
-  PLAN_TILES,
-  planLabel,
-  planLaunch,
-  planOrder,
-} from "./plans.ts";
+import { MAX_SLICES, pickPlan, planOrder } from "./plans.ts";
+import { PLAN_GEMV, PLAN_OUTER, PLAN_ROWDOT, PLAN_TILES, planLabel, planLaunch } from "./launch.ts";
 import { ROWDOT_INVOCATIONS, rowdotInvalid, rowdotStorageBytes, rowdotWgsl } from "./rowdot.ts";
 import {
   OUTER_COLUMNS,

@@ -160,6 +160,26 @@ export function sharedTileLoop(p: Params): TileLoop {
   };
 }
 
+/**
+ * 05 and 06: BM x BK and BK x BN tiles staged as scalars (flat stores, two barriers per tile),
+ * `fmas` multiply-adds per invocation per k step from `reads`.
+ */
+function scalarBlockLoop(p: Params, threads: number, fmas: number, reads: Access[]): TileLoop {
+  const loads = copies(p.BM * p.BK, threads) + copies(p.BK * p.BN, threads);
+  return {
+    invocations: threads,
+    steps: p.BK,
+    fmas,
+    fmasPerInstruction: 1,
+    reads,
+    stores: [...flatStores("As", p.BM * p.BK, threads), ...flatStores("Bs", p.BK * p.BN, threads)],
+    globalLoads: loads,
+    barriers: 2,
+    other: 0,
+    registers: registers(fmas, reads, loads),
+  };
+}
+
 /** 05: col = tid % BN, rows r0 = (tid / BN) * 8 .. +7; A read as 8 scalars BK apart. */
 export function blockTile1dLoop(p: Params): TileLoop {
   const threads = (p.BM * p.BN) / 8;
@@ -172,19 +192,7 @@ export function blockTile1dLoop(p: Params): TileLoop {
       at: (tid, k) => F32 * (r0(tid) * p.BK + k + i * p.BK),
     })),
   ];
-  const loads = copies(p.BM * p.BK, threads) + copies(p.BK * p.BN, threads);
-  return {
-    invocations: threads,
-    steps: p.BK,
-    fmas: 8,
-    fmasPerInstruction: 1,
-    reads,
-    stores: [...flatStores("As", p.BM * p.BK, threads), ...flatStores("Bs", p.BK * p.BN, threads)],
-    globalLoads: loads,
-    barriers: 2,
-    other: 0,
-    registers: registers(8, reads, loads),
-  };
+  return scalarBlockLoop(p, threads, 8, reads);
 }
 
 /** 06: tx = tid % (BN/8), ty = tid / (BN/8); 8 scalars of A (BK apart) and 8 of B per k. */
@@ -203,19 +211,7 @@ export function blockTile2dLoop(p: Params): TileLoop {
       at: (tid, k) => F32 * (k * p.BN + tx(tid) * 8 + j),
     })),
   ];
-  const loads = copies(p.BM * p.BK, threads) + copies(p.BK * p.BN, threads);
-  return {
-    invocations: threads,
-    steps: p.BK,
-    fmas: 64,
-    fmasPerInstruction: 1,
-    reads,
-    stores: [...flatStores("As", p.BM * p.BK, threads), ...flatStores("Bs", p.BK * p.BN, threads)],
-    globalLoads: loads,
-    barriers: 2,
-    other: 0,
-    registers: registers(64, reads, loads),
-  };
+  return scalarBlockLoop(p, threads, 64, reads);
 }
 
 /**

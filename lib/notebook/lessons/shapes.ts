@@ -24,17 +24,14 @@ import { recordedTuning } from "../../tuning.ts";
 import { openTfjs } from "../../peers/tfjs.ts";
 import {
   candidates,
-  deviceModel,
   modelPlan,
   pickPlan,
-  PLAN_TILES,
-  planLabel,
-  planLaunchPlan,
-  residentPerSm,
   samePlan,
   TILE_CONFIGS,
-  waves,
 } from "../../../kernels/13_shapes/plans.ts";
+import { PLAN_TILES, planLabel, planLaunchPlan } from "../../../kernels/13_shapes/launch.ts";
+import { residentPerSm } from "../../../kernels/13_shapes/predict.ts";
+import { deviceModel, waves } from "../../model/device.ts";
 import { STEP_TRANSFORMS } from "../../../kernels/12_generated/generate.ts";
 import { type Cell, fmt, showNote, showTable } from "../format.ts";
 import { kernel } from "../steps.ts";
