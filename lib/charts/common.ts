@@ -161,6 +161,25 @@ export function seriesColors(
 /** Legend labels are never cut short (vega-lite's default cuts them at 160 px). */
 export const LEGEND_LABEL_LIMIT = 400;
 
+/**
+ * The colour encoding of a chart whose series are kernels and peers: one colour each, the legend
+ * in story order (kernels by number, then peers), `legend` adding to its defaults.
+ */
+export function seriesColorEncoding(
+  series: readonly { label: string; role: "kernel" | "peer" }[],
+  legend: Record<string, unknown> = {},
+) {
+  const colors = seriesColors(series);
+  return {
+    field: "label",
+    type: "nominal",
+    title: "Kernel or peer",
+    scale: colors,
+    sort: colors.domain,
+    legend: { labelLimit: LEGEND_LABEL_LIMIT, ...legend },
+  } as const;
+}
+
 /** Break a long subtitle into lines of at most `chars` characters, at " · " or spaces. */
 export function wrapText(text: string, chars = 100): string[] {
   const lines: string[] = [];

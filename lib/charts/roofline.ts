@@ -15,7 +15,7 @@ import {
   measured,
   peerLabel,
   SCHEMA,
-  seriesColors,
+  seriesColorEncoding,
   shortCommit,
   VEGA_CONFIG,
   type VegaChart,
@@ -504,15 +504,7 @@ function encodings(
     scale: { type: "log", domain: yDomain, nice: false },
     title: "GFLOP/s (measured)",
   } as const;
-  const colors = seriesColors(points);
-  const color = {
-    field: "label",
-    type: "nominal",
-    title: "Kernel or peer",
-    scale: colors,
-    sort: colors.domain,
-    legend: { labelLimit: LEGEND_LABEL_LIMIT, symbolType: "circle" },
-  } as const;
+  const color = seriesColorEncoding(points, { symbolType: "circle" });
   const dash = {
     field: "source",
     type: "nominal",

@@ -7,12 +7,11 @@
 import type { RunRecord } from "../record.ts";
 import {
   isSquare,
-  LEGEND_LABEL_LIMIT,
   measured,
   peerLabel,
   requireRows,
   SCHEMA,
-  seriesColors,
+  seriesColorEncoding,
   sourceLabel,
   VEGA_CONFIG,
   type VegaChart,
@@ -80,15 +79,7 @@ export function scalingChart(record: RunRecord): VegaChart {
     ...apart.flatMap((n) => nearestSize(n, lineSizes) ?? []),
   ]);
   // Legend in story order (kernels by number, then peers), not alphabetical; one colour each.
-  const colors = seriesColors(rows);
-  const color = {
-    field: "label",
-    type: "nominal",
-    title: "Kernel or peer",
-    scale: colors,
-    sort: colors.domain,
-    legend: { labelLimit: LEGEND_LABEL_LIMIT },
-  } as const;
+  const color = seriesColorEncoding(rows);
   // Log scale: the ladder spans orders of magnitude, and equal ratios read as equal gaps.
   const y = {
     field: "gflops",
