@@ -68,12 +68,12 @@ export function planLabel(p: Params): string {
 }
 
 /** Plans that read A and B as they are (any K and N, no padding copies). */
-const unpadded = (p: Params) => p.PLAN === PLAN_ROWDOT || p.PLAN === PLAN_OUTER;
+const unpadded = (p: Params) => p.PLAN !== PLAN_TILES;
 
 /**
  * How the runner launches a plan: the grid over BN columns and BM rows of C per workgroup,
- * z = SLICES; the tile and matrix-vector plans read K and N padded to multiples of 4 (step 12's
- * vec4 rows), the row-dot and outer plans any size; edge strips for the tile plans only.
+ * z = SLICES; the tile plans read K and N padded to multiples of 4 (step 12's vec4 rows), the
+ * matrix-vector, row-dot and outer plans any size; edge strips for the tile plans only.
  */
 export const planLaunch: Pick<KernelSpec, "dispatch" | "align" | "edgeStrips" | "slices"> = {
   dispatch: (s, p) => [ceilDiv(s.n, p.BN), ceilDiv(s.m, p.BM), p.SLICES],
