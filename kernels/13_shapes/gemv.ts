@@ -93,8 +93,11 @@ fn main(
   let col0 = wid.x * ${GEMV_COLUMNS}u + lane;
   let row0 = wid.y * ${rows}u;
 ${lines(COLS, (j) => `  let inCol${j} = col0 + ${GEMV_LANES * j}u < dims.N;`)}
-${lines(rows, (r) => `  let in${r} = row0 + ${r}u < dims.M;
-  let at${r} = (row0 + ${r}u) * dims.K;`)}
+${
+    lines(rows, (r) =>
+      `  let in${r} = row0 + ${r}u < dims.M;
+  let at${r} = (row0 + ${r}u) * dims.K;`)
+  }
   // Slice z of K, in whole steps of ${step} (one per k lane); the last may be short or empty.
   let kChunk = (dims.K + grid.z * ${step}u - 1u) / (grid.z * ${step}u) * ${step}u;
   let kBegin = min(wid.z * kChunk, dims.K);
@@ -104,19 +107,32 @@ ${each((r, j) => `  var c${r}_${j} = 0.0;`)}
 ${
     lines(4, (t) =>
       `    let inK${t} = k + ${t}u < kEnd;
-${lines(COLS, (j) => `    let b${j}_${t} = loadB((k + ${t}u) * dims.N + col0 + ${GEMV_LANES * j}u, inK${t} && inCol${j});`)}`)
+${
+        lines(COLS, (j) =>
+          `    let b${j}_${t} = loadB((k + ${t}u) * dims.N + col0 + ${
+            GEMV_LANES * j
+          }u, inK${t} && inCol${j});`)
+      }`)
   }
 ${
     lines(rows, (r) =>
-      lines(4, (t) => `    let a${r}_${t} = loadA(at${r} + k + ${t}u, inK${t} && in${r});`) + "\n" +
-      lines(COLS, (j) =>
-        `    c${r}_${j} += a${r}_0 * b${j}_0 + a${r}_1 * b${j}_1 + a${r}_2 * b${j}_2 + a${r}_3 * b${j}_3;`))
+      lines(4, (t) =>
+        `    let a${r}_${t} = loadA(at${r} + k + ${t}u, inK${t} && in${r});`) +
+      "\n" +
+      lines(
+        COLS,
+        (j) =>
+          `    c${r}_${j} += a${r}_0 * b${j}_0 + a${r}_1 * b${j}_1 + a${r}_2 * b${j}_2 + a${r}_3 * b${j}_3;`,
+      ))
   }
   }
   let at = wid.z * dims.M * dims.ldc + col0;
 ${lines(rows, (r) => sumAndStore(r))}
 }
-`.replaceAll("row0 + 0u", "row0").replaceAll(" + 0u", "").replaceAll("(row0)", "row0").replaceAll("(k)", "k");
+`.replaceAll("row0 + 0u", "row0").replaceAll(" + 0u", "").replaceAll("(row0)", "row0").replaceAll(
+    "(k)",
+    "k",
+  );
 }
 
 /** Row r: the k lanes' sums meet in workgroup memory; k lane 0 adds them in order and stores. */
@@ -124,13 +140,17 @@ function sumAndStore(r: number): string {
   const add = Array.from({ length: GEMV_K_LANES - 1 }, (_, g) => ` + sums[${g + 1}u][lane]`)
     .join("");
   const parts = ["x", "y", "z", "w"];
-  return `  sums[kLane][lane] = vec4<f32>(${lines(COLS, (j) => `c${r}_${j}`).replaceAll("\n", ", ")});
+  return `  sums[kLane][lane] = vec4<f32>(${
+    lines(COLS, (j) => `c${r}_${j}`).replaceAll("\n", ", ")
+  });
   workgroupBarrier();
   if (kLane == 0u && in${r}) {
     let sum = sums[0u][lane]${add};
 ${
     lines(COLS, (j) =>
-      `    if (inCol${j}) { C[at + (row0 + ${r}u) * dims.ldc + ${GEMV_LANES * j}u] = sum.${parts[j]}; }`)
+      `    if (inCol${j}) { C[at + (row0 + ${r}u) * dims.ldc + ${GEMV_LANES * j}u] = sum.${
+        parts[j]
+      }; }`)
   }
   }
   workgroupBarrier();`;

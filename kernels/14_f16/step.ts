@@ -19,9 +19,10 @@ export const step: KernelSpec = {
   file: generated.file,
   title: "f16",
   idea: "12's kernel with f16 storage and packed f16 multiply-adds per tile, flushed to f32.",
-  generate: (p) => generateWgsl({ ...generatedParams(p), F16: 2 }),
+  // F16=2: f16 tiles and packed f16 multiply-adds (generate.ts); the storage variant is F16=1.
+  generate: (p) => generateWgsl({ ...generatedParams(p), F16: p.F16 }),
   // BK 16: f16 tiles are half the size, and a deeper tile halves the barriers per FMA.
-  params: { ...generated.params, BK: 16 },
+  params: { ...generated.params, BK: 16, F16: 2 },
   // f16 tiles take half the bytes of 12's, so BK 32 fits beside the big tiles 12 searches.
   // GROUP_M stays at 12's default.
   space: {
@@ -67,8 +68,7 @@ export const storage: KernelSpec = {
   file: generated.file,
   title: "f16 storage, f32 math",
   idea: "Only the storage in f16: the bytes halve, but bytes were not what limited the kernel.",
-  generate: (p) => generateWgsl({ ...generatedParams(p), F16: 1 }),
-  params: { ...step.params },
+  params: { ...step.params, F16: 1 },
   space: undefined,
   deviceTuned: false,
   workgroupStorageBytes: (p) => tileBytes(p, 2, 4),

@@ -66,7 +66,11 @@ export function allCharts(
   tunings.forEach((t, i) =>
     attempt(`autotune${i ? `-${i}` : ""}`, () => {
       const at = ` · searched at ${shapeLabel(t.shape)}`;
-      const chart = autotuneChart(t.trials, { kernel: t.kernel, source: sourceLabel(record) + at });
+      const chart = autotuneChart(t.trials, {
+        kernel: t.kernel,
+        winner: t.best?.params,
+        source: sourceLabel(record) + at,
+      });
       return i ? { ...chart, name: `autotune-${t.kernel}` } : chart;
     })
   );

@@ -24,6 +24,11 @@ export interface AutotuneOptions {
   /** Title line naming the kernel and the run. */
   kernel?: string;
   source?: string;
+  /**
+   * The search's winner, when it ranks by more than one trial's GFLOP/s (a score over several
+   * shapes): its cell is the one marked. Default: the cell of the fastest trial.
+   */
+  winner?: Params;
 }
 
 /** One heatmap cell: the best trial among those sharing this (x, y). */
@@ -40,8 +45,16 @@ export interface TuneCell {
 const valueOf = (t: TuneTrial, key: string) => key === "n" ? t.n : t.params[key];
 const describe = (p: Params) => Object.entries(p).map(([k, v]) => `${k}=${v}`).join(" ");
 
-/** Reduce trials to heatmap cells over parameters `x` and `y`. */
-export function tuneCells(trials: TuneTrial[], x: string, y: string): TuneCell[] {
+/**
+ * Reduce trials to heatmap cells over parameters `x` and `y`; the marked cell holds `winner`
+ * (the fastest trial's cell when no winner is given or none of the trials is it).
+ */
+export function tuneCells(
+  trials: TuneTrial[],
+  x: string,
+  y: string,
+  winner?: Params,
+): TuneCell[] {
   const cells = new Map<string, TuneCell>();
   let top: TuneCell | undefined;
   for (const t of trials) {
@@ -60,6 +73,11 @@ export function tuneCells(trials: TuneTrial[], x: string, y: string): TuneCell[]
   }
   for (const c of cells.values()) {
     if (c.gflops !== null && (!top || c.gflops > top.gflops!)) top = c;
+  }
+  const won = winner &&
+    trials.find((t) => Object.entries(winner).every(([k, v]) => t.params[k] === v));
+  if (won) {
+    top = cells.get(`${String(valueOf(won, x) ?? "-")}\u0000${String(valueOf(won, y) ?? "-")}`);
   }
   if (top) top.winner = true;
   return [...cells.values()];
@@ -85,7 +103,7 @@ export function autotuneChart(trials: TuneTrial[], opts: AutotuneOptions = {}): 
     throw new Error("no measured autotune trials to chart");
   }
   const [xKey, yKey] = pickAxes(trials, opts);
-  const cells = tuneCells(trials, xKey, yKey);
+  const cells = tuneCells(trials, xKey, yKey, opts.winner);
   const xs = numericOrder(cells.map((c) => c.x));
   const ys = numericOrder(cells.map((c) => c.y));
   const at = (x: string, y: string) => cells.find((c) => c.x === x && c.y === y);
@@ -107,6 +125,7 @@ export function autotuneChart(trials: TuneTrial[], opts: AutotuneOptions = {}): 
   const subtitle = [
     opts.source ?? "",
     others.length ? `each cell: the best over ${others.join(", ")} (hover for all parameters)` : "",
+    opts.winner ? "outlined: the search's winner" : "outlined: the fastest trial",
   ].filter(Boolean).join(" · ");
 
   const figure = {
@@ -130,8 +149,10 @@ export function autotuneChart(trials: TuneTrial[], opts: AutotuneOptions = {}): 
           x: [winner.x],
           y: [winner.y],
           marker: { symbol: "star", size: 16, color: "white", line: { color: "black", width: 1 } },
-          name: "best",
-          hovertemplate: `best: ${winner.best}<extra></extra>`,
+          name: "winner",
+          hovertemplate: `${
+            opts.winner ? "winner's cell" : "fastest"
+          }: ${winner.best}<extra></extra>`,
           showlegend: false,
         }]
         : []),

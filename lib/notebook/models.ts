@@ -131,6 +131,12 @@ const ROWS: Row[] = [
   },
 ];
 
+/** The two words of the table a reader may not know yet. */
+const TERMS =
+  "Warp: the 32 invocations an NVIDIA SM issues as one instruction (a WGSL subgroup). " +
+  "Wavefront: one pass of workgroup memory, which serves each of its 32 banks once; a warp's " +
+  "read takes more than one when lanes want different words of the same bank.";
+
 /**
  * Show the model of `prev` and `step` side by side on the H200 at `shape` (the notebooks' 4096 by
  * default), each at the parameters of its newest recorded run there: the quantities that change
@@ -151,17 +157,21 @@ export async function showModel(
   const changed = cells.map(([a, b]) => a !== b);
   const rows: Cell[][] = ROWS.map((r, i) => [(changed[i] ? "* " : "") + r.label, ...cells[i]]);
   const shown = ROWS.flatMap((r, i) => r.always || (r.key && changed[i]) ? [i] : []);
-  const caption = `Step model of ${specs[0].id} and ${specs[1].id} at ${shapeLabel(shape)} on ` +
-    `the ${H200.name} (* marks what changes)`;
-  const bundle = tableBundle(columns, shown.map((i) => rows[i]), caption);
+  const caption = (marks: string) =>
+    `Step model of ${specs[0].id} and ${specs[1].id} at ${shapeLabel(shape)} on ` +
+    `the ${H200.name} (${marks} what changes)`;
+  const bundle = tableBundle(columns, shown.map((i) => rows[i]), caption("* marks"));
   await showBundle({
     ...bundle,
+    "text/plain": `${bundle["text/plain"]}\n${TERMS}`,
+    "text/markdown": `${bundle["text/markdown"]}\n\n${TERMS}`,
     "text/html": modelHtml(
       columns,
       shown.map((i) => rows[i]),
       shown.map((i) => changed[i]),
-      caption,
+      caption("bold rows are"),
     ) +
+      `<p>${escapeHtml(TERMS)}</p>` +
       `<details><summary>All ${ROWS.length} quantities of the model, ` +
       `${changed.filter(Boolean).length} of them changed</summary>` +
       modelHtml(columns, rows, changed) + "</details>",
