@@ -36,6 +36,7 @@ export const KERNELS: KernelSpec[] = [
   bankConflicts.step,
   subgroupTiling.step,
   doubleBuffer.step,
+  doubleBuffer.flat,
   autotune.step,
   generated.step,
   shapes.step,

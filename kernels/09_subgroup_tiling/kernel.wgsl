@@ -8,7 +8,8 @@
 // distinct B vec4s per read. Here it spans 4 x 8: 4 distinct A vec4s and 8 distinct B vec4s.
 // A 16-byte read is served in 4 phases of 8 invocations either way, so both layouts take 4
 // wavefronts per read: the layout changes which vec4s each phase touches, not how many. It is
-// the block the next steps pipeline (10) and widen (11).
+// the block the next steps pipeline (10) and widen (11). WARP_TILES = 0 keeps 08's mapping, so
+// one constant compares the two layouts here and in 10.
 //
 // The groups of 32 are a mapping of local_invocation_index, not a claim about the hardware:
 // the kernel is correct for any subgroup size (NVIDIA 32, lavapipe 8); the layout pays where
@@ -31,6 +32,8 @@ override BM: u32 = 128;
 override BN: u32 = 128;
 override BK: u32 = 8;
 override PAD: u32 = 1;
+// 1: 09's subgroup tiles; 0: 08's flat mapping (a constant: the compiler keeps one of the two).
+override WARP_TILES: u32 = 1u;
 override THREADS: u32 = (BM / 8u) * (BN / 8u);
 // Row stride of the transposed A tile, in vec4s.
 override AS: u32 = BM / 4u + PAD;
@@ -73,14 +76,22 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
   let wy = warp / (BN / 64u);
   let lx = lane % 8u;
   let ly = lane / 8u;
+  // 08's flat mapping, which WARP_TILES = 0 runs instead: invocation (tx, ty) of a BN / 8 grid.
+  let tx = tid % (BN / 8u);
+  let ty = tid / (BN / 8u);
+  let warpTiles = WARP_TILES == 1u;
   // vec4 offsets of this invocation's two A fragments and two B fragments within a tile row.
-  let a0At = wy * 8u + ly;
-  let a1At = wy * 8u + 4u + ly;
-  let b0At = wx * 16u + lx;
-  let b1At = wx * 16u + 8u + lx;
+  let a0At = select(ty, wy * 8u + ly, warpTiles);
+  let a1At = select(BM / 8u + ty, wy * 8u + 4u + ly, warpTiles);
+  let b0At = select(tx, wx * 16u + lx, warpTiles);
+  let b1At = select(BN / 8u + tx, wx * 16u + 8u + lx, warpTiles);
   // Subgroups whose whole 32 x 64 block lies past M or N skip the multiply-adds: at the
   // right and bottom edges most of a tile's subgroups do, so edge tiles cost little.
-  let computes = m0 + wy * 32u < dims.M && n0 + wx * 64u < dims.N;
+  let computes = select(
+    m0 + ty * 4u < dims.M && n0 + tx * 4u < dims.N,
+    m0 + wy * 32u < dims.M && n0 + wx * 64u < dims.N,
+    warpTiles,
+  );
   var c00 = vec4<f32>(0.0); var c01 = vec4<f32>(0.0);
   var c10 = vec4<f32>(0.0); var c11 = vec4<f32>(0.0);
   var c20 = vec4<f32>(0.0); var c21 = vec4<f32>(0.0);

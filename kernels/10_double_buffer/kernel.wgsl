@@ -13,7 +13,8 @@
 //
 // Each invocation moves LA vec4s of A and LB of B per tile (1..4, checked by step.ts), held
 // in named registers: a function-local array would be clamped and pushed to local memory.
-// Mapping and edges as in 09; align k: 4, n: 4 for the vec4 rows of A and B. C is written at its
+// Mapping (with its WARP_TILES switch) and edges as in 09; align k: 4, n: 4 for the vec4 rows of
+// A and B. C is written at its
 // real size (see `store`), so the runner pads only A and B and never copies C back.
 // The autotune step is this kernel with the block per invocation as one more
 // knob, its parameters found by lib/autotune.ts.
@@ -30,6 +31,8 @@ override BM: u32 = 128;
 override BN: u32 = 128;
 override BK: u32 = 8;
 override PAD: u32 = 1;
+// 1: 09's subgroup tiles; 0: 08's flat mapping (a constant: the compiler keeps one of the two).
+override WARP_TILES: u32 = 1u;
 override THREADS: u32 = (BM / 8u) * (BN / 8u);
 override AS: u32 = BM / 4u + PAD;
 // vec4 loads per invocation per tile, of A and of B.
@@ -144,13 +147,22 @@ fn main(
   let wy = warp / (BN / 64u);
   let lx = lane % 8u;
   let ly = lane / 8u;
-  let a0At = wy * 8u + ly;
-  let a1At = wy * 8u + 4u + ly;
-  let b0At = wx * 16u + lx;
-  let b1At = wx * 16u + 8u + lx;
+  // 08's flat mapping, which WARP_TILES = 0 runs instead: invocation (tx, ty) of a BN / 8 grid.
+  let tx = tid % (BN / 8u);
+  let ty = tid / (BN / 8u);
+  let warpTiles = WARP_TILES == 1u;
+  // vec4 offsets of this invocation's two A fragments and two B fragments within a tile row.
+  let a0At = select(ty, wy * 8u + ly, warpTiles);
+  let a1At = select(BM / 8u + ty, wy * 8u + 4u + ly, warpTiles);
+  let b0At = select(tx, wx * 16u + lx, warpTiles);
+  let b1At = select(BN / 8u + tx, wx * 16u + 8u + lx, warpTiles);
   // Edge tiles: a warp whose whole 32 x 64 block lies past M or N skips the multiply-adds (it
   // still loads and meets every barrier), so a mostly empty edge tile finishes early.
-  let computes = m0 + wy * 32u < dims.M && n0 + wx * 64u < dims.N;
+  let computes = select(
+    m0 + ty * 4u < dims.M && n0 + tx * 4u < dims.N,
+    m0 + wy * 32u < dims.M && n0 + wx * 64u < dims.N,
+    warpTiles,
+  );
   var c00 = vec4<f32>(0.0); var c01 = vec4<f32>(0.0);
   var c10 = vec4<f32>(0.0); var c11 = vec4<f32>(0.0);
   var c20 = vec4<f32>(0.0); var c21 = vec4<f32>(0.0);

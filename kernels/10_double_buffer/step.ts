@@ -1,5 +1,5 @@
 /** Double buffering: the next tile's loads fly while this tile's multiply-adds run. */
-import { type KernelSpec, type Params, stepLayout } from "../../lib/steps/spec.ts";
+import { type KernelSpec, type Params, stepLayout, variantLayout } from "../../lib/steps/spec.ts";
 import { loadsPerInvocation, need, threads8x8, tileBytes } from "../../lib/steps/tiling.ts";
 import { step as subgroupTiling, warpTileInvalid } from "../09_subgroup_tiling/step.ts";
 import { doubleBufferFigure } from "./figure.ts";
@@ -15,9 +15,11 @@ const doubleBufferInvalid = (p: Params) =>
       [threads8x8(p) <= 512, "at most 512 invocations (1024 leave 64 registers each on NVIDIA)"],
     );
 
+const layout = stepLayout(import.meta.url);
+
 export const step: KernelSpec = {
   ...subgroupTiling,
-  ...stepLayout(import.meta.url),
+  ...layout,
   title: "Double buffering",
   idea: "Prefetch the next tile into registers while computing this one; one barrier per tile.",
   invalid: doubleBufferInvalid,
@@ -31,4 +33,22 @@ export const step: KernelSpec = {
       "of the workgroups of 64 x 64.",
     points: [[64, 64], [64, 128], [128, 128]].map(([BM, BN]) => ({ BM, BN })),
   },
+};
+
+/**
+ * The same kernel with 08's flat mapping in place of 09's subgroup tiles (WARP_TILES = 0): what
+ * the tiles buy once the loads overlap the multiply-adds, the question 09 leaves open.
+ */
+export const flat: KernelSpec = {
+  ...step,
+  ...variantLayout(layout, "flat"),
+  title: "Double buffering, flat mapping",
+  idea: "10 with 08's flat mapping instead of 09's subgroup tiles: what the tiles buy here.",
+  params: { ...step.params, WARP_TILES: 0 },
+  invalid: (p) =>
+    need([p.WARP_TILES === 0 || p.WARP_TILES === 1, "WARP_TILES is 0 or 1"]) ??
+      doubleBufferInvalid(p),
+  space: undefined,
+  knob: undefined,
+  demo: true,
 };

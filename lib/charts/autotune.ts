@@ -125,7 +125,7 @@ export function autotuneChart(trials: TuneTrial[], opts: AutotuneOptions = {}): 
   const subtitle = [
     opts.source ?? "",
     others.length ? `each cell: the best over ${others.join(", ")} (hover for all parameters)` : "",
-    opts.winner ? "outlined: the search's winner" : "outlined: the fastest trial",
+    opts.winner ? "marked: the search's winner" : "marked: the fastest trial",
   ].filter(Boolean).join(" · ");
 
   const figure = {

@@ -245,7 +245,9 @@ export function stepModel(
         gflops: gflopsAt(wavefrontBytes(d) / workgroup.bankBytesPerFma, d),
         why: `${fmt(workgroup.bankBytesPerFma)} bank bytes per FMA (${
           fmt(workgroup.wavefrontsPerRead)
-        } wavefronts per warp read) at ${wavefrontBytes(d)} bytes per clock per SM`,
+        } wavefront${workgroup.wavefrontsPerRead === 1 ? "" : "s"} per warp read) at ${
+          wavefrontBytes(d)
+        } bytes per clock per SM`,
       });
     }
     if (loop.globalReads) {

@@ -279,6 +279,15 @@ export async function showRecorded(
       `x ${ids[0]} (yours)`,
     ],
     rows,
-    `From the recorded GPU run on ${where}; yours live on this adapter`,
+    `From the recorded GPU run on ${where}${ceilingsNote(record.ceilings)}; yours live on ` +
+      "this adapter",
   );
+}
+
+/** The record's measured ceilings, for a caption: the numbers the lessons' bounds start from. */
+function ceilingsNote(c: Ceilings | undefined): string {
+  if (!c) return "";
+  const three = (x: number) => Number(x.toPrecision(3));
+  return ` (measured in that run: ${three(c.bandwidthGBs / 1000)} TB/s DRAM bandwidth, ` +
+    `${three(c.fp32Gflops / 1000)} TFLOP/s FP32 peak)`;
 }
