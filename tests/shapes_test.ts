@@ -30,11 +30,12 @@ import { saveTuning } from "../lib/tuning.ts";
 const spec = findKernel("shapes")!;
 const small = { BM: 64, BN: 64, BK: 16, TN: 8, GROUP_M: 2 };
 const tiles = (p: Params = {}): Params => ({ ...small, PLAN: PLAN_TILES, SLICES: 1, ...p });
-const gemv = (rows: number, slices: number): Params => ({
+const gemv = (rows: number, slices: number, loads = 4): Params => ({
   PLAN: PLAN_GEMV,
   SLICES: slices,
   BM: rows,
   BN: 256,
+  LOADS: loads,
 });
 
 /** Each plan at shapes that force its edges: odd sizes, short and empty slices, row blocks. */
@@ -50,6 +51,10 @@ const CASES: [string, Shape, Params][] = [
   ["matrix-vector", { m: 3, k: 7, n: 3 }, gemv(16, 2)],
   // Two row blocks of 16 (M = 20) and a slice count that leaves an empty slice.
   ["matrix-vector", { m: 20, k: 37, n: 260 }, gemv(16, 5)],
+  // Scalar loads: the same edges with A and B read as they are (no padded copies).
+  ["matrix-vector", { m: 1, k: 300, n: 517 }, gemv(1, 1, 1)],
+  ["matrix-vector", { m: 3, k: 7, n: 3 }, gemv(16, 2, 1)],
+  ["matrix-vector", { m: 20, k: 37, n: 260 }, gemv(16, 5, 1)],
 ];
 
 Deno.test("shapes: every plan validates on shapes that force it", async () => {
@@ -145,6 +150,9 @@ Deno.test("shapes: the picker's rules on an H200 (132 SMs, no per-shape search s
   const kindAt = (s: Shape) => modelPlan(s, H200).kind;
   assert.equal(kindAt({ m: 1, k: 4096, n: 4096 }), "matrix-vector");
   assert.equal(kindAt({ m: 16, k: 4096, n: 4096 }), "matrix-vector");
+  // vec4 loads where K and N allow them, scalar loads (no padded copy of B) where they do not.
+  assert.equal(modelPlan({ m: 16, k: 4096, n: 4096 }, H200).params.LOADS, 4);
+  assert.equal(modelPlan({ m: 3, k: 13476, n: 14829 }, H200).params.LOADS, 1);
   assert.equal(kindAt({ m: 256, k: 65536, n: 256 }), "split-K");
   assert.equal(kindAt({ m: 4096, k: 4096, n: 4096 }), "tiles");
   assert.equal(kindAt({ m: 8192, k: 8192, n: 8192 }), "tiles");

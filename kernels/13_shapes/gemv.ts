@@ -1,18 +1,23 @@
 /**
  * The WGSL of step 13's matrix-vector plan, written out by TypeScript for ROWS rows of C per
- * workgroup.
+ * workgroup, in two forms that differ only in how they load.
  *
  * With a handful of rows (the plan is a candidate for M of 1 to 32: one or two row blocks of at
  * most 16 rows) the product is M dot products of A's rows with every column of B: 2·M·K·N FLOPs
  * over K·N elements of B, at most 8 FLOPs per byte of B at 16 rows, so the time is the time to
  * read B once per row block. The tiled kernels waste this: a 128-row tile holds 1 to 32 rows of
  * work, and each column of B tile is staged in workgroup memory for nothing. This kernel reads B
- * straight from global memory, once per row block (one when M <= ROWS), as it is: any K and N,
- * no padded copy (at M of a few, copying B to whole vec4 rows would cost more than the product).
- * Column lane l of a workgroup takes the columns l, l + 64, l + 128 and l + 192 of its 256, so
- * each load of a warp reads 32 consecutive floats of one row of B (128 bytes, coalesced) and
- * each store writes 32 consecutive floats of C, at any N. For A, the invocations of one k lane
- * read the same element alike, one broadcast load each; the four k lanes read different k.
+ * straight from global memory, once per row block (one when M <= ROWS).
+ *
+ * - LOADS = 4, when K and N are multiples of 4: A and B are read in vec4s, 64 neighbouring
+ *   invocations taking 1 KiB of one row of B per load (coalesced); column lane l takes columns
+ *   4l .. 4l + 3. For A, the 64 invocations of one k lane read the same vec4 (four k of one row)
+ *   alike, one broadcast load each.
+ * - LOADS = 1, any K and N: vec4 rows of B would need a padded copy of B, which at M of a few
+ *   costs more than the product itself. Instead column lane l takes the columns l, l + 64,
+ *   l + 128 and l + 192 of its 256, so each load of a warp reads 32 consecutive floats of one row
+ *   of B (128 bytes, coalesced) and each store writes 32 consecutive floats of C. It issues four
+ *   times the loads of the vec4 form for the same bytes, so it runs only where the copy would.
  *
  * A workgroup is 64 column lanes (256 columns of C) x 4 k lanes: k lane g takes the k steps
  * g, g + 4, g + 8, ... of four k each, so four loads of B are in flight per column for every one
@@ -34,6 +39,9 @@ export const GEMV_STORAGE_BYTES = GEMV_LANES * GEMV_K_LANES * 16;
 /** The most rows of C one workgroup keeps in registers (ROWS vec4 accumulators each). */
 export const GEMV_MAX_ROWS = 16;
 
+/** Elements per load: 4 (vec4s, K and N multiples of 4) or 1 (any K and N). */
+export type GemvLoads = 4 | 1;
+
 /** Why ROWS cannot be generated (undefined when it can). */
 export function gemvInvalid(rows: number): string | undefined {
   return Number.isInteger(rows) && rows >= 1 && rows <= GEMV_MAX_ROWS
@@ -41,16 +49,17 @@ export function gemvInvalid(rows: number): string | undefined {
     : `the matrix-vector kernel keeps 1 to ${GEMV_MAX_ROWS} rows of C per workgroup`;
 }
 
-const cache = new Map<number, string>();
+const cache = new Map<string, string>();
 
-/** The matrix-vector kernel's WGSL for ROWS rows of C per workgroup (cached). */
-export function gemvWgsl(rows: number): string {
-  let text = cache.get(rows);
+/** The matrix-vector kernel's WGSL for ROWS rows of C per workgroup and LOADS (cached). */
+export function gemvWgsl(rows: number, loads: GemvLoads = 4): string {
+  const key = `${rows}/${loads}`;
+  let text = cache.get(key);
   if (text === undefined) {
     const why = gemvInvalid(rows);
     if (why) throw new RangeError(`matrix-vector kernel, ROWS=${rows}: ${why}`);
-    text = emit(rows);
-    cache.set(rows, text);
+    text = loads === 4 ? emitVec4(rows) : emitScalar(rows);
+    cache.set(key, text);
   }
   return text;
 }
@@ -61,7 +70,7 @@ const lines = (n: number, line: (i: number) => string) =>
 /** Columns of C per column lane: 4, one per 64 columns. */
 const COLS = GEMV_COLUMNS / GEMV_LANES;
 
-function emit(rows: number): string {
+function emitScalar(rows: number): string {
   const step = 4 * GEMV_K_LANES;
   const each = (f: (r: number, j: number) => string) =>
     lines(rows, (r) => lines(COLS, (j) => f(r, j)));
@@ -127,7 +136,7 @@ ${
   }
   }
   let at = wid.z * dims.M * dims.ldc + col0;
-${lines(rows, (r) => sumAndStore(r))}
+${lines(rows, (r) => sumAndStoreScalar(r))}
 }
 `.replaceAll("row0 + 0u", "row0").replaceAll(" + 0u", "").replaceAll("(row0)", "row0").replaceAll(
     "(k)",
@@ -136,7 +145,7 @@ ${lines(rows, (r) => sumAndStore(r))}
 }
 
 /** Row r: the k lanes' sums meet in workgroup memory; k lane 0 adds them in order and stores. */
-function sumAndStore(r: number): string {
+function sumAndStoreScalar(r: number): string {
   const add = Array.from({ length: GEMV_K_LANES - 1 }, (_, g) => ` + sums[${g + 1}u][lane]`)
     .join("");
   const parts = ["x", "y", "z", "w"];
@@ -152,6 +161,83 @@ ${
         parts[j]
       }; }`)
   }
+  }
+  workgroupBarrier();`;
+}
+
+function emitVec4(rows: number): string {
+  return `// Step 13 (matrix-vector): ${rows} rows of C x ${GEMV_COLUMNS} columns per workgroup, B read
+// once in vec4s, K split over ${GEMV_K_LANES} k lanes and over the grid's z (slices). Written by
+// kernels/13_shapes/gemv.ts for ROWS=${rows}.
+
+${productInterface({ element: "vec4<f32>", paddedB: true })}
+
+// The k lanes' partial sums of one row of C: [k lane][column lane].
+var<workgroup> sums: array<array<vec4<f32>, ${GEMV_LANES}>, ${GEMV_K_LANES}>;
+
+// Four k values of row \`row\` of A from column \`k\` (zero past the matrix).
+fn loadA(row: u32, k: u32) -> vec4<f32> {
+  return A[select(arrayLength(&A) - 1u, (row * dims.K + k) / 4u, row < dims.M)];
+}
+
+// Four columns of row \`k\` of B from column \`col\` (zero past the matrix).
+fn loadB(k: u32, col: u32) -> vec4<f32> {
+  return B[select(arrayLength(&B) - 1u, (k * dims.N + col) / 4u, col < dims.N)];
+}
+
+// Four columns of C from index \`at\` (column \`col\`); those past the real N are left alone.
+fn store(at: u32, col: u32, v: vec4<f32>) {
+  if (col < dims.ldc) { C[at] = v.x; }
+  if (col + 1u < dims.ldc) { C[at + 1u] = v.y; }
+  if (col + 2u < dims.ldc) { C[at + 2u] = v.z; }
+  if (col + 3u < dims.ldc) { C[at + 3u] = v.w; }
+}
+
+@compute @workgroup_size(${GEMV_LANES * GEMV_K_LANES})
+fn main(
+  @builtin(local_invocation_index) tid: u32,
+  @builtin(workgroup_id) wid: vec3<u32>,
+  @builtin(num_workgroups) grid: vec3<u32>,
+) {
+  let lane = tid % ${GEMV_LANES}u;
+  let kLane = tid / ${GEMV_LANES}u;
+  let col = (wid.x * ${GEMV_LANES}u + lane) * 4u;
+  let row0 = wid.y * ${rows}u;
+  // Slice z of K, in whole steps of ${
+    4 * GEMV_K_LANES
+  } (one per k lane); the last may be short or empty.
+  let kChunk = (dims.K + grid.z * ${4 * GEMV_K_LANES}u - 1u) / (grid.z * ${4 * GEMV_K_LANES}u) * ${
+    4 * GEMV_K_LANES
+  }u;
+  let kBegin = min(wid.z * kChunk, dims.K);
+  let kEnd = min(kBegin + kChunk, dims.K);
+${lines(rows, (r) => `  var c${r} = vec4<f32>(0.0);`)}
+  for (var k = kBegin + kLane * 4u; k < kEnd; k += ${4 * GEMV_K_LANES}u) {
+    // K is a multiple of 4 (the runner pads it), so k..k+3 are all inside.
+    let b0 = loadB(k, col);
+    let b1 = loadB(k + 1u, col);
+    let b2 = loadB(k + 2u, col);
+    let b3 = loadB(k + 3u, col);
+${
+    lines(rows, (r) =>
+      `    let a${r} = loadA(row0 + ${r}u, k);
+    c${r} += a${r}.x * b0 + a${r}.y * b1 + a${r}.z * b2 + a${r}.w * b3;`)
+  }
+  }
+  let at = wid.z * dims.M * dims.ldc + col;
+${lines(rows, (r) => sumAndStore(r))}
+}
+`.replaceAll("row0 + 0u", "row0");
+}
+
+/** Row r: the k lanes' sums meet in workgroup memory; k lane 0 adds them in order and stores. */
+function sumAndStore(r: number): string {
+  const add = Array.from({ length: GEMV_K_LANES - 1 }, (_, g) => ` + sums[${g + 1}u][lane]`)
+    .join("");
+  return `  sums[kLane][lane] = c${r};
+  workgroupBarrier();
+  if (kLane == 0u && row0 + ${r}u < dims.M) {
+    store(at + (row0 + ${r}u) * dims.ldc, col, sums[0u][lane]${add});
   }
   workgroupBarrier();`;
 }

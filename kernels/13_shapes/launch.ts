@@ -9,7 +9,8 @@
  *   (each slice of K writes a partial C to a workspace, summed in slice order by a second
  *   dispatch).
  * - PLAN 1, matrix-vector: kernels/13_shapes/gemv.ts, BM rows of C (1 to 16) by 256 columns per
- *   workgroup, for M of 1 to 32.
+ *   workgroup, for M of 1 to 32; LOADS 4 (vec4 loads, K and N multiples of 4; the default) or 1
+ *   (scalar loads, any K and N).
  * - PLAN 2, row-dot: kernels/13_shapes/rowdot.ts, BN columns (1 to 32) by BM rows per
  *   workgroup, KL k lanes per row group: the small-N plan (KL 32), and with KL 256 the dot
  *   product (a whole workgroup on each row).
@@ -22,6 +23,7 @@ import type { Shape } from "../../lib/matrix.ts";
 import { step as generated } from "../12_generated/step.ts";
 import { ROWDOT_INVOCATIONS } from "./rowdot.ts";
 import { outerRowsPerWorkgroup } from "./outer.ts";
+import type { GemvLoads } from "./gemv.ts";
 
 export const PLAN_TILES = 0;
 export const PLAN_GEMV = 1;
@@ -40,6 +42,9 @@ export function planKind(p: Params): PlanKind {
 
 /** Rows of C per row group of a row-dot plan (its BM is groups x rows). */
 export const rowdotRows = (p: Params) => (p.BM * p.KL) / ROWDOT_INVOCATIONS;
+/** Elements per load of a matrix-vector plan: 4 unless LOADS says 1. */
+export const gemvLoads = (p: Params): GemvLoads => p.LOADS === 1 ? 1 : 4;
+
 /** Rows of C per invocation of an outer plan (its BM is 8 warps x rows). */
 export const outerRows = (p: Params) => p.BM / outerRowsPerWorkgroup(1);
 
@@ -55,7 +60,9 @@ export function planLabel(p: Params): string {
   const slices = p.SLICES > 1 ? `, ${p.SLICES} slices` : "";
   switch (kind) {
     case "matrix-vector":
-      return `matrix-vector ${plural(p.BM, "row")}${slices}`;
+      return `matrix-vector ${plural(p.BM, "row")}${
+        gemvLoads(p) === 1 ? " (scalar loads)" : ""
+      }${slices}`;
     case "row-dot":
       return `row-dot ${plural(p.BM, "row")} x ${plural(p.BN, "column")}${slices}`;
     case "dot":
@@ -68,12 +75,14 @@ export function planLabel(p: Params): string {
 }
 
 /** Plans that read A and B as they are (any K and N, no padding copies). */
-const unpadded = (p: Params) => p.PLAN !== PLAN_TILES;
+const unpadded = (p: Params) =>
+  p.PLAN === PLAN_ROWDOT || p.PLAN === PLAN_OUTER || (p.PLAN === PLAN_GEMV && gemvLoads(p) === 1);
 
 /**
  * How the runner launches a plan: the grid over BN columns and BM rows of C per workgroup,
- * z = SLICES; the tile plans read K and N padded to multiples of 4 (step 12's vec4 rows), the
- * matrix-vector, row-dot and outer plans any size; edge strips for the tile plans only.
+ * z = SLICES; the tile plans and the vec4 matrix-vector plan read K and N padded to multiples of 4
+ * (vec4 rows), the scalar matrix-vector, row-dot and outer plans any size; edge strips for the
+ * tile plans only.
  */
 export const planLaunch: Pick<KernelSpec, "dispatch" | "align" | "edgeStrips" | "slices"> = {
   dispatch: (s, p) => [ceilDiv(s.n, p.BN), ceilDiv(s.m, p.BM), p.SLICES],

@@ -42,8 +42,9 @@ import { sameShape, type Shape } from "../../lib/matrix.ts";
 import { loadTuning, tunedParams } from "../../lib/tuning.ts";
 import { type GeneratedParams, invocations, STEP_TRANSFORMS } from "../12_generated/generate.ts";
 import { step as generated } from "../12_generated/step.ts";
-import { GEMV_COLUMNS, GEMV_K_LANES, GEMV_MAX_ROWS } from "./gemv.ts";
+import { GEMV_COLUMNS, GEMV_K_LANES, GEMV_MAX_ROWS, type GemvLoads } from "./gemv.ts";
 import {
+  gemvLoads,
   PLAN_GEMV,
   PLAN_OUTER,
   PLAN_ROWDOT,
@@ -256,6 +257,12 @@ function outerPlans(s: Shape, device: DeviceSummary): Params[] {
   })).filter((p) => launchable(s, p, device, 0));
 }
 
+/**
+ * The matrix-vector kernel's loads at `s`: vec4s where K and N are multiples of 4, else scalar
+ * loads (vec4 rows would need a padded copy of B).
+ */
+export const gemvLoadsFor = (s: Shape): GemvLoads => s.k % 4 === 0 && s.n % 4 === 0 ? 4 : 1;
+
 /** The matrix-vector plans, for M up to GEMV_MAX_M. */
 function gemvPlans(s: Shape): Params[] {
   if (s.m > GEMV_MAX_M) return [];
@@ -265,6 +272,7 @@ function gemvPlans(s: Shape): Params[] {
     BM: gemvRows(s.m),
     BN: GEMV_COLUMNS,
     BK: 4 * GEMV_K_LANES,
+    LOADS: gemvLoadsFor(s),
   }));
 }
 
@@ -335,7 +343,7 @@ export function modelPlan(s: Shape, device: DeviceSummary): PlanChoice {
 function planKeys(p: Params): string[] {
   switch (p.PLAN) {
     case PLAN_GEMV:
-      return ["PLAN", "SLICES", "BM", "BN"];
+      return ["PLAN", "SLICES", "BM", "BN", "LOADS"];
     case PLAN_ROWDOT:
       return ["PLAN", "SLICES", "BM", "BN", "KL"];
     case PLAN_OUTER:
@@ -357,7 +365,10 @@ function planKeys(p: Params): string[] {
 
 /** Whether two parameter sets are the same plan (compared on the plan's own keys). */
 export const samePlan = (a: Params, b: Params): boolean =>
-  planKeys(a).every((k) => (a[k] ?? 0) === (b[k] ?? 0));
+  planKeys(a).every((k) => valueOf(a, k) === valueOf(b, k));
+
+/** A plan's value for key `k`, with the defaults a plan may leave out. */
+const valueOf = (p: Params, k: string) => k === "LOADS" ? gemvLoads(p) : p[k] ?? 0;
 
 /**
  * A shape's class for the saved search: each dimension's log2, rounded. A class holds the
@@ -371,13 +382,17 @@ export function shapeClass(s: Shape): string {
 /**
  * The saved winner for `s`'s class as it was measured, with the search's record; undefined when
  * there is none or it cannot run at `s` (a matrix-vector winner at M past GEMV_MAX_M; its rows
- * re-fit to this M would be another kernel, not the one measured).
+ * re-fit to this M would be another kernel, not the one measured; so would its other loads at a
+ * K or N of another alignment).
  */
 function savedWinner(s: Shape, device: DeviceSummary) {
   const tuning = loadTuning(device, "shapes");
   const won = tuning?.perShape?.find((w) => shapeClass(w.shape) === shapeClass(s));
   if (!tuning || !won) return undefined;
-  if (won.params.PLAN === PLAN_GEMV && gemvRows(s.m) !== won.params.BM) return undefined;
+  if (
+    won.params.PLAN === PLAN_GEMV &&
+    (gemvRows(s.m) !== won.params.BM || gemvLoads(won.params) !== gemvLoadsFor(s))
+  ) return undefined;
   return { params: won.params, at: won.shape, tuning };
 }
 

@@ -21,7 +21,15 @@ import {
   gemvWgsl,
 } from "./gemv.ts";
 import { MAX_SLICES, pickPlan, planOrder } from "./plans.ts";
-import { PLAN_GEMV, PLAN_OUTER, PLAN_ROWDOT, PLAN_TILES, planLabel, planLaunch } from "./launch.ts";
+import {
+  gemvLoads,
+  PLAN_GEMV,
+  PLAN_OUTER,
+  PLAN_ROWDOT,
+  PLAN_TILES,
+  planLabel,
+  planLaunch,
+} from "./launch.ts";
 import { ROWDOT_INVOCATIONS, rowdotInvalid, rowdotStorageBytes, rowdotWgsl } from "./rowdot.ts";
 import {
   OUTER_COLUMNS,
@@ -55,7 +63,7 @@ const tileParams = (p: Params) => ({ ...generatedParams(p), SPLIT_K: p.SLICES > 
 function kernelText(p: Params): string {
   switch (p.PLAN) {
     case PLAN_GEMV:
-      return gemvWgsl(p.BM);
+      return gemvWgsl(p.BM, gemvLoads(p));
     case PLAN_ROWDOT:
       return rowdotWgsl(rowdotConfig(p));
     case PLAN_OUTER:
@@ -69,8 +77,10 @@ function kernelText(p: Params): string {
 function planInvalid(p: Params): string | undefined {
   switch (p.PLAN) {
     case PLAN_GEMV:
-      return need([p.BN === GEMV_COLUMNS, `the matrix-vector plan's BN is ${GEMV_COLUMNS}`]) ??
-        gemvInvalid(p.BM);
+      return need(
+        [p.BN === GEMV_COLUMNS, `the matrix-vector plan's BN is ${GEMV_COLUMNS}`],
+        [p.LOADS === undefined || p.LOADS === 1 || p.LOADS === 4, "LOADS is 4 or 1"],
+      ) ?? gemvInvalid(p.BM);
     case PLAN_ROWDOT:
       return need([
         Number.isInteger(rowdotConfig(p).rows),
