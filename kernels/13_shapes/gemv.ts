@@ -64,6 +64,26 @@ export function gemvWgsl(rows: number, loads: GemvLoads = 4): string {
   return text;
 }
 
+/** The entry point's first lines, the same in both forms: 64 column lanes x 4 k lanes. */
+const ENTRY = `@compute @workgroup_size(${GEMV_LANES * GEMV_K_LANES})
+fn main(
+  @builtin(local_invocation_index) tid: u32,
+  @builtin(workgroup_id) wid: vec3<u32>,
+  @builtin(num_workgroups) grid: vec3<u32>,
+) {
+  let lane = tid % ${GEMV_LANES}u;
+  let kLane = tid / ${GEMV_LANES}u;`;
+
+/** K in whole steps of 16 (4 k for each k lane), the same in both forms. */
+const K_STEP = 4 * GEMV_K_LANES;
+
+/** Workgroup z's slice of K, the same in both forms; the last slices may be short or empty. */
+const SLICE_OF_K =
+  `  // Slice z of K, in whole steps of ${K_STEP} (one per k lane); the last may be short or empty.
+  let kChunk = (dims.K + grid.z * ${K_STEP}u - 1u) / (grid.z * ${K_STEP}u) * ${K_STEP}u;
+  let kBegin = min(wid.z * kChunk, dims.K);
+  let kEnd = min(kBegin + kChunk, dims.K);`;
+
 const lines = (n: number, line: (i: number) => string) =>
   Array.from({ length: n }, (_, i) => line(i)).join("\n");
 
@@ -71,7 +91,6 @@ const lines = (n: number, line: (i: number) => string) =>
 const COLS = GEMV_COLUMNS / GEMV_LANES;
 
 function emitScalar(rows: number): string {
-  const step = 4 * GEMV_K_LANES;
   const each = (f: (r: number, j: number) => string) =>
     lines(rows, (r) => lines(COLS, (j) => f(r, j)));
   return `// Step 13 (matrix-vector): ${rows} rows of C x ${GEMV_COLUMNS} columns per workgroup, B read
@@ -91,14 +110,7 @@ fn loadB(i: u32, inside: bool) -> f32 {
   return B[select(arrayLength(&B) - 1u, i, inside)];
 }
 
-@compute @workgroup_size(${GEMV_LANES * GEMV_K_LANES})
-fn main(
-  @builtin(local_invocation_index) tid: u32,
-  @builtin(workgroup_id) wid: vec3<u32>,
-  @builtin(num_workgroups) grid: vec3<u32>,
-) {
-  let lane = tid % ${GEMV_LANES}u;
-  let kLane = tid / ${GEMV_LANES}u;
+${ENTRY}
   let col0 = wid.x * ${GEMV_COLUMNS}u + lane;
   let row0 = wid.y * ${rows}u;
 ${lines(COLS, (j) => `  let inCol${j} = col0 + ${GEMV_LANES * j}u < dims.N;`)}
@@ -107,12 +119,9 @@ ${
       `  let in${r} = row0 + ${r}u < dims.M;
   let at${r} = (row0 + ${r}u) * dims.K;`)
   }
-  // Slice z of K, in whole steps of ${step} (one per k lane); the last may be short or empty.
-  let kChunk = (dims.K + grid.z * ${step}u - 1u) / (grid.z * ${step}u) * ${step}u;
-  let kBegin = min(wid.z * kChunk, dims.K);
-  let kEnd = min(kBegin + kChunk, dims.K);
+${SLICE_OF_K}
 ${each((r, j) => `  var c${r}_${j} = 0.0;`)}
-  for (var k = kBegin + kLane * 4u; k < kEnd; k += ${step}u) {
+  for (var k = kBegin + kLane * 4u; k < kEnd; k += ${K_STEP}u) {
 ${
     lines(4, (t) =>
       `    let inK${t} = k + ${t}u < kEnd;
@@ -193,24 +202,10 @@ fn store(at: u32, col: u32, v: vec4<f32>) {
   if (col + 3u < dims.ldc) { C[at + 3u] = v.w; }
 }
 
-@compute @workgroup_size(${GEMV_LANES * GEMV_K_LANES})
-fn main(
-  @builtin(local_invocation_index) tid: u32,
-  @builtin(workgroup_id) wid: vec3<u32>,
-  @builtin(num_workgroups) grid: vec3<u32>,
-) {
-  let lane = tid % ${GEMV_LANES}u;
-  let kLane = tid / ${GEMV_LANES}u;
+${ENTRY}
   let col = (wid.x * ${GEMV_LANES}u + lane) * 4u;
   let row0 = wid.y * ${rows}u;
-  // Slice z of K, in whole steps of ${
-    4 * GEMV_K_LANES
-  } (one per k lane); the last may be short or empty.
-  let kChunk = (dims.K + grid.z * ${4 * GEMV_K_LANES}u - 1u) / (grid.z * ${4 * GEMV_K_LANES}u) * ${
-    4 * GEMV_K_LANES
-  }u;
-  let kBegin = min(wid.z * kChunk, dims.K);
-  let kEnd = min(kBegin + kChunk, dims.K);
+${SLICE_OF_K}
 ${lines(rows, (r) => `  var c${r} = vec4<f32>(0.0);`)}
   for (var k = kBegin + kLane * 4u; k < kEnd; k += ${4 * GEMV_K_LANES}u) {
     // K is a multiple of 4 (the runner pads it), so k..k+3 are all inside.
