@@ -236,7 +236,10 @@ export function heldoutTables(records: { path: string; record: RunRecord }[]): s
     `least ${BARS.geomean}; none under ${BARS.worstLarge.toFixed(2)} among shapes of at least ` +
     `${exponent(LARGE_FLOP)} FLOP ("large"); below that, a median of (our time - ` +
     `cuBLAS's time) of at most ${BARS.smallGapUs} us. The suite's row applies the same figures ` +
-    "to the shapes the kernels were tuned on.",
+    "to the shapes the kernels were tuned on. How the times compare at the smallest shapes: ours " +
+    "are the GPU pass between two timestamps; cuBLAS's are CUDA events around each call, which " +
+    "also hold its launch from Deno when that takes longer than the kernel (8 to 20 us at the " +
+    "tiniest shapes), so there the gap favours our kernels.",
     "",
     "| Device (record) | Set | Shapes | Best / cuBLAS, geometric mean | Lowest, large shapes | " +
     "Median gap, small shapes (us) | Bars |",
