@@ -41,7 +41,9 @@ Deno.test(
       assert.equal(r.timing, "timestamp-query", row);
       assert.equal(r.reps, 5, row);
       assert.ok(0 < r.minMs! && r.minMs! <= r.medianMs! && r.medianMs! <= r.maxMs!, row);
-      assert.ok(r.gflops! > 0 && r.relErr < 1e-5, row);
+      assert.ok(r.gflops! > 0, row);
+      // Judged against the error model, not a fixed relative error: a dot product's one value
+      // can be a sum with cancellation, whose relative error is large and still within f32's.
       assert.ok(Object.values(r.errRatios!).every((x) => x <= 1), row);
       assert.equal(r.details?.poisonedOutput, true, row);
       // jax-js folds a one-element operand into the kernel: at 1x1x1 both are constants.
