@@ -43,6 +43,11 @@ export interface TuneCell {
 }
 
 const valueOf = (t: TuneTrial, key: string) => key === "n" ? t.n : t.params[key];
+/** A trial's heatmap cell: its values of `x` and `y` ("-" where it has none). */
+const cellOf = (t: TuneTrial, x: string, y: string): [string, string] => [
+  String(valueOf(t, x) ?? "-"),
+  String(valueOf(t, y) ?? "-"),
+];
 const describe = (p: Params) => Object.entries(p).map(([k, v]) => `${k}=${v}`).join(" ");
 
 /**
@@ -58,7 +63,7 @@ export function tuneCells(
   const cells = new Map<string, TuneCell>();
   let top: TuneCell | undefined;
   for (const t of trials) {
-    const cx = String(valueOf(t, x) ?? "-"), cy = String(valueOf(t, y) ?? "-");
+    const [cx, cy] = cellOf(t, x, y);
     const key = `${cx}\u0000${cy}`;
     const cell = cells.get(key) ??
       { x: cx, y: cy, gflops: null, best: "", tried: 0, failed: 0, winner: false };
@@ -77,7 +82,7 @@ export function tuneCells(
   const won = winner &&
     trials.find((t) => Object.entries(winner).every(([k, v]) => t.params[k] === v));
   if (won) {
-    top = cells.get(`${String(valueOf(won, x) ?? "-")}\u0000${String(valueOf(won, y) ?? "-")}`);
+    top = cells.get(cellOf(won, x, y).join("\u0000"));
   }
   if (top) top.winner = true;
   return [...cells.values()];

@@ -20,7 +20,7 @@ import {
   type RunRecord,
   RUNS_DIR,
 } from "../record.ts";
-import { type Cell, showNote, showTable } from "./format.ts";
+import { type Cell, fmt, showNote, showTable } from "./format.ts";
 import { percentOf, referencePeer } from "../compare.ts";
 import { square } from "../matrix.ts";
 import { findKernel, KERNELS, stepName } from "../registry.ts";
@@ -287,7 +287,6 @@ export async function showRecorded(
 /** The record's measured ceilings, for a caption: the numbers the lessons' bounds start from. */
 function ceilingsNote(c: Ceilings | undefined): string {
   if (!c) return "";
-  const three = (x: number) => Number(x.toPrecision(3));
-  return ` (measured in that run: ${three(c.bandwidthGBs / 1000)} TB/s DRAM bandwidth, ` +
-    `${three(c.fp32Gflops / 1000)} TFLOP/s FP32 peak)`;
+  return ` (measured in that run: ${fmt(c.bandwidthGBs / 1000)} TB/s DRAM bandwidth, ` +
+    `${fmt(c.fp32Gflops / 1000)} TFLOP/s FP32 peak)`;
 }
