@@ -13,6 +13,7 @@
 import { deviceSlug, type DeviceSummary } from "./gpu.ts";
 import { type Params, stepName } from "./steps/spec.ts";
 import type { Shape } from "./matrix.ts";
+import { deviceModel } from "./model/device.ts";
 import { platform, projectUrl } from "./platform.ts";
 
 /** One candidate on one shape (gflops absent when it failed or was invalid). */
@@ -193,23 +194,40 @@ export function fastestTrial(record: TuningRecord): TuningTrial | undefined {
 const tilesOf = (s: Shape, p: Params) => Math.ceil(s.m / p.BM) * Math.ceil(s.n / p.BN);
 
 /**
+ * The share of its waves a grid of `workgroups` keeps busy, a wave being one workgroup on each of
+ * `sms` SMs: 1 when the last wave is full, 32 / 132 for 32 workgroups on 132 SMs.
+ */
+export const waveFill = (workgroups: number, sms: number): number =>
+  workgroups / (Math.ceil(workgroups / sms) * sms);
+
+/**
  * The parameters tuned for `kernel` (a step name; an id is matched by its name) on this device
  * (or on the nearest saved device, tuningFor), or undefined (no tuning saved, or it was saved
- * for another kernel) to use the kernel's defaults. The winner is the best over all the
- * search's shapes, small and odd ones included. With `shape`, a grid at least as big as the one
- * the search ranked every point on (its first shape, under the fastest point's tile) takes that
- * fastest point instead: there the first shape's ranking holds, and big tiles pay.
+ * for another kernel) to use the kernel's defaults. Without `shape`, the winner: the best over
+ * all the search's shapes, small and odd ones included. With `shape`, the winner or the search's
+ * fastest point at its first shape, whichever is expected faster there: its speed at the first
+ * shape times the share of its waves its grid would fill at `shape` (a wave: one workgroup per
+ * SM, as the big tiles that win on big grids hold). A big tile on a grid too small to fill the
+ * GPU's SMs leaves them idle; on a grid that fills them, the first shape's ranking holds.
  */
 export function tunedParams(
   device: DeviceSummary,
   kernel: string,
   shape?: Shape,
 ): Params | undefined {
-  const record = tuningFor(device, kernel)?.record;
-  if (!record) return undefined;
+  const found = tuningFor(device, kernel);
+  if (!found) return undefined;
+  const { record } = found;
   const fastest = fastestTrial(record);
-  if (shape && fastest && tilesOf(shape, fastest.params) >= tilesOf(record.shape, fastest.params)) {
-    return fastest.params;
-  }
-  return record.best.params;
+  const winner = record.trials.find((t) =>
+    t.validated && t.gflops && sameParams(t.params, record.best.params)
+  );
+  if (!shape || !fastest || !winner) return record.best.params;
+  const sms = deviceModel(device, record).sms;
+  const expected = (t: TuningTrial) => t.gflops! * waveFill(tilesOf(shape, t.params), sms);
+  return expected(fastest) > expected(winner) ? fastest.params : record.best.params;
 }
+
+/** Whether two parameter sets set the same values. */
+const sameParams = (a: Params, b: Params) =>
+  Object.keys({ ...a, ...b }).every((k) => a[k] === b[k]);

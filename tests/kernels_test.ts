@@ -427,7 +427,7 @@ Deno.test("autotune: tiny space on the software adapter, saved and loaded", gpuT
   assert.ok(tuningUrl(device, "11_autotune").pathname.endsWith("/autotune.json"));
 });
 
-Deno.test("tuned parameters: the fastest point on grids as big as the search's, else the winner", async () => {
+Deno.test("tuned parameters: the fastest point where its grid fills the SMs' waves, else the winner", async () => {
   const device = testDevice();
   const big = { BM: 128, BN: 256, BK: 16, PAD: 0, TN: 16, GROUP_M: 8 };
   const robust = { BM: 64, BN: 128, BK: 8, PAD: 0, TN: 8, GROUP_M: 8 };
@@ -440,7 +440,13 @@ Deno.test("tuned parameters: the fastest point on grids as big as the search's, 
     assert.deepEqual(tunedParams(device, "autotune", shape), big);
     assert.deepEqual(tunedParams(device, "autotune", { m: 8192, k: 64, n: 8192 }), big);
     assert.deepEqual(tunedParams(device, "autotune", { m: 4095, k: 4095, n: 4095 }), big);
-    assert.deepEqual(tunedParams(device, "autotune", { m: 2048, k: 2048, n: 2048 }), robust);
+    // The made-up device has the model's default 64 SMs: 128 workgroups of the big tile fill two
+    // waves (32 000 GFLOP/s expected) where the winner's 512 fill eight (31 000).
+    assert.deepEqual(tunedParams(device, "autotune", { m: 2048, k: 2048, n: 2048 }), big);
+    // 32 big tiles fill half a wave (16 000 expected), the winner's 128 two whole ones.
+    assert.deepEqual(tunedParams(device, "autotune", { m: 1024, k: 1024, n: 1024 }), robust);
+    // 162 big tiles leave a third wave 84% full (27 000), the winner's 648 92% (28 500).
+    assert.deepEqual(tunedParams(device, "autotune", { m: 2304, k: 512, n: 2304 }), robust);
     assert.deepEqual(tunedParams(device, "autotune", { m: 1000, k: 3000, n: 777 }), robust);
     const spec = findKernel("autotune")!;
     assert.deepEqual(kernelParams(onDevice(device), spec, undefined, shape), {

@@ -45,7 +45,7 @@ export function boundChart(record: RunRecord, opts: { n?: number } = {}): VegaCh
       boundGflops: bound,
       limit: memory < ceil.fp32Gflops ? "memory" : "compute",
       pctOfBound: (100 * r.gflops!) / bound,
-      pctText: `${Number(((100 * r.gflops!) / bound).toPrecision(2))}% of bound`,
+      pctText: `${Number(((100 * r.gflops!) / bound).toPrecision(2))}% of roofline`,
     };
     if ((best.get(r.kernel)?.gflops ?? 0) < row.gflops) best.set(r.kernel, row);
   }
@@ -90,7 +90,7 @@ export function boundChart(record: RunRecord, opts: { n?: number } = {}): VegaCh
           { field: "gflops", title: "measured GFLOP/s", format: ".4~g" },
           { field: "boundGflops", title: "bound GFLOP/s", format: ".4~g" },
           { field: "limit", title: "bound set by" },
-          { field: "pctOfBound", title: "% of bound", format: ".3~g" },
+          { field: "pctOfBound", title: "% of roofline", format: ".3~g" },
         ],
       },
       layer: [

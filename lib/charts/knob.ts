@@ -21,6 +21,16 @@ export interface KnobBar {
   isDefault: boolean;
 }
 
+/** Rough width of an axis label in pixels (the charts' axis font, measured on a rendered chart). */
+const labelPixels = (label: string) => 7.6 * label.length;
+/** The widest a bar's slot grows to fit its label level; past that, labels tilt. */
+const MAX_BAR_STEP = 96;
+/** Each bar's slot: 56 px, or wide enough for the longest label, up to MAX_BAR_STEP. */
+const barStep = (labels: string[]) =>
+  Math.min(MAX_BAR_STEP, Math.max(56, ...labels.map((l) => labelPixels(l) + 10)));
+/** Whether every label fits its slot lying flat. */
+const labelsFit = (labels: string[]) => labels.every((l) => labelPixels(l) + 6 <= barStep(labels));
+
 /**
  * Bars of GFLOP/s per point of the knob, a panel per run; `defaultLabel` is the point that runs
  * the step's defaults. Points that failed or were not timed have no bar.
@@ -55,7 +65,7 @@ export function knobChart(runs: KnobRun[], defaultLabel: string, title: string):
       },
       resolve: { scale: { y: "independent" } },
       spec: {
-        width: Math.max(160, 56 * order.length),
+        width: Math.max(160, barStep(order) * order.length),
         height: 220,
         mark: { type: "bar" },
         encoding: {
@@ -64,7 +74,7 @@ export function knobChart(runs: KnobRun[], defaultLabel: string, title: string):
             type: "nominal",
             sort: order,
             title: knob,
-            axis: { labelAngle: order.some((l) => l.length > 12) ? -30 : 0, labelLimit: 320 },
+            axis: { labelAngle: labelsFit(order) ? 0 : -30, labelLimit: 320 },
           },
           y: { field: "gflops", type: "quantitative", title: "GFLOP/s (measured)" },
           color: {

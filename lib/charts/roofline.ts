@@ -433,11 +433,13 @@ function aboveRoof(ceil: Ceilings, points: RooflinePoint[]): string[] {
   );
 }
 
-/** Points that get a label: every kernel, and a peer once, at the first run's marker. */
+/**
+ * Points that get a label: each kernel and peer once, at the first run's marker that has it (a
+ * second run's point of the same kernel shares its colour; two labels would print side by side
+ * where the runs agree).
+ */
 function namedPoints(points: RooflinePoint[]): RooflinePoint[] {
-  return points.filter((p) =>
-    p.role === "kernel" || points.find((q) => q.role === "peer" && q.label === p.label) === p
-  );
+  return points.filter((p) => points.find((q) => q.role === p.role && q.label === p.label) === p);
 }
 
 const near = (a: number, b: number) => Math.abs(Math.log10(a / b)) < CLOSE_ROOFS_LOG10;

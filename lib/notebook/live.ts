@@ -26,7 +26,7 @@ export interface LiveOptions {
   validateOnly?: boolean;
   /** Timed GPU time per result (default: 300 ms on software adapters, 400 ms on GPUs). */
   budgetMs?: number;
-  /** Ceilings for the "% of bound" column. */
+  /** Ceilings for the "% of roofline" column (the measured roofline bound at the modeled intensity). */
   ceilings?: Ceilings;
 }
 
@@ -74,7 +74,7 @@ function liveTable(results: KernelResult[], ceilings: Ceilings | undefined, d: D
       "validated",
       "rel. error",
       ...(timed ? ["median ms", "GFLOP/s", "FLOP/byte (model)"] : []),
-      ...(timed && ceilings ? ["% of bound"] : []),
+      ...(timed && ceilings ? ["% of roofline"] : []),
       ...(results.some((r) => r.error) ? ["error"] : []),
     ],
     results.map((r) => {

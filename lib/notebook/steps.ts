@@ -150,7 +150,7 @@ export async function showPredictions(
       "modeled traffic (MB)",
       "FLOP/byte",
       "bytes/FLOP",
-      ...(ceilings ? ["bound (GFLOP/s)", "bound by"] : []),
+      ...(ceilings ? ["roofline bound (GFLOP/s)", "roofline set by"] : []),
     ],
     preds.map((p) => [
       p.kernel,

@@ -74,10 +74,12 @@ export async function showTuning(record: TuningRecord, live?: LiveDisplay): Prom
   const fastest = fastestTrial(record);
   if (multi && fastest && paramsLabel(fastest.params) !== paramsLabel(record.best.params)) {
     await showNote(
-      `Grids with at least as many workgroups as ${shapeLabel(record.shape)} has under its tile ` +
-        `run the fastest point at ${shapeLabel(record.shape)} instead of the winner: ` +
-        `${paramsLabel(fastest.params)} (${fmt(fastest.gflops)} GFLOP/s there, geometric mean ` +
-        `${fmt(fastest.score)}); smaller grids run the winner.`,
+      `At each shape the runner takes the winner or the fastest point at ` +
+        `${shapeLabel(record.shape)}, ${paramsLabel(fastest.params)} (${fmt(fastest.gflops)} ` +
+        `GFLOP/s there, geometric mean ${fmt(fastest.score)}), whichever is expected faster: ` +
+        `its speed at ${shapeLabel(record.shape)} times the share of its waves (one workgroup ` +
+        `per SM) its grid fills. Big grids run the fastest point; grids too small to fill ` +
+        `the SMs with its tiles run the winner.`,
     );
   }
 }
