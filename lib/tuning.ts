@@ -204,11 +204,11 @@ export const waveFill = (workgroups: number, sms: number): number =>
  * The parameters tuned for `kernel` (a step name; an id is matched by its name) on this device
  * (or on the nearest saved device, tuningFor), or undefined (no tuning saved, or it was saved
  * for another kernel) to use the kernel's defaults. Without `shape`, the winner: the best over
- * all the search's shapes, small and odd ones included. With `shape`, the winner or the search's
- * fastest point at its first shape, whichever is expected faster there: its speed at the first
- * shape times the share of its waves its grid would fill at `shape` (a wave: one workgroup per
- * SM, as the big tiles that win on big grids hold). A big tile on a grid too small to fill the
- * GPU's SMs leaves them idle; on a grid that fills them, the first shape's ranking holds.
+ * all the search's shapes, small and odd ones included. With `shape`, the point of the search
+ * expected fastest there: its speed at the search's first shape times the share of its waves its
+ * grid would fill at `shape` (a wave: one workgroup per SM). A big tile on a grid too small to
+ * fill the SMs leaves them idle, so small grids get smaller tiles; on grids that fill the GPU the
+ * first shape's ranking holds. Ties go to the winner.
  */
 export function tunedParams(
   device: DeviceSummary,
@@ -218,14 +218,24 @@ export function tunedParams(
   const found = tuningFor(device, kernel);
   if (!found) return undefined;
   const { record } = found;
-  const fastest = fastestTrial(record);
-  const winner = record.trials.find((t) =>
-    t.validated && t.gflops && sameParams(t.params, record.best.params)
-  );
-  if (!shape || !fastest || !winner) return record.best.params;
+  if (!shape) return record.best.params;
   const sms = deviceModel(device, record).sms;
-  const expected = (t: TuningTrial) => t.gflops! * waveFill(tilesOf(shape, t.params), sms);
-  return expected(fastest) > expected(winner) ? fastest.params : record.best.params;
+  const expected = (p: Params, gflops: number) => gflops * waveFill(tilesOf(shape, p), sms);
+  let pick = record.best.params;
+  let best = expected(pick, winnerSpeed(record) ?? 0);
+  for (const t of record.trials) {
+    if (!t.validated || !t.gflops) continue;
+    const e = expected(t.params, t.gflops);
+    if (e > best) [pick, best] = [t.params, e];
+  }
+  return pick;
+}
+
+/** The winner's speed at the search's first shape, as its trial there measured it. */
+function winnerSpeed(record: TuningRecord): number | undefined {
+  return record.trials.find((t) =>
+    t.validated && t.gflops && sameParams(t.params, record.best.params)
+  )?.gflops;
 }
 
 /** Whether two parameter sets set the same values. */

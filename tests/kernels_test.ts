@@ -427,7 +427,7 @@ Deno.test("autotune: tiny space on the software adapter, saved and loaded", gpuT
   assert.ok(tuningUrl(device, "11_autotune").pathname.endsWith("/autotune.json"));
 });
 
-Deno.test("tuned parameters: the fastest point where its grid fills the SMs' waves, else the winner", async () => {
+Deno.test("tuned parameters: the search's point expected fastest at the shape (its speed times its grid's wave fill)", async () => {
   const device = testDevice();
   const big = { BM: 128, BN: 256, BK: 16, PAD: 0, TN: 16, GROUP_M: 8 };
   const robust = { BM: 64, BN: 128, BK: 8, PAD: 0, TN: 8, GROUP_M: 8 };

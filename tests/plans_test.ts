@@ -313,7 +313,8 @@ Deno.test("plans: on the suite and on each kind of degenerate shape the pick is 
   for (const [s, kinds] of DEGENERATE) {
     const pick = pickPlan(s, H200);
     assert.ok(kinds.includes(pick.kind), `${shapeLabel(s)}: ${pick.kind}`);
-    assert.equal(pick.from, "model", shapeLabel(s));
+    // Where 12's tiles are an answer (the odd cube), 12's own tuned point may be kept by the guard.
+    if (!kinds.includes("tiles")) assert.equal(pick.from, "model", shapeLabel(s));
   }
   // A wide product where no plan is clearly faster than 12's keeps 12's.
   assert.equal(pickPlan({ m: 512, k: 768, n: 3072 }, H200).from, "guard");

@@ -72,14 +72,13 @@ export async function showTuning(record: TuningRecord, live?: LiveDisplay): Prom
   const table = tableBundle(head, rows, caption);
   await (live ? live.update(table) : showBundle(table));
   const fastest = fastestTrial(record);
-  if (multi && fastest && paramsLabel(fastest.params) !== paramsLabel(record.best.params)) {
+  if (multi && fastest) {
     await showNote(
-      `At each shape the runner takes the winner or the fastest point at ` +
+      `At each shape the runner takes the point it expects fastest there: its speed at ` +
+        `${shapeLabel(record.shape)} times the share of its waves (one workgroup per SM) its ` +
+        `grid fills. Grids that fill the GPU run the fastest point at ` +
         `${shapeLabel(record.shape)}, ${paramsLabel(fastest.params)} (${fmt(fastest.gflops)} ` +
-        `GFLOP/s there, geometric mean ${fmt(fastest.score)}), whichever is expected faster: ` +
-        `its speed at ${shapeLabel(record.shape)} times the share of its waves (one workgroup ` +
-        `per SM) its grid fills. Big grids run the fastest point; grids too small to fill ` +
-        `the SMs with its tiles run the winner.`,
+        `GFLOP/s there); smaller grids run smaller tiles.`,
     );
   }
 }
