@@ -23,7 +23,12 @@ import {
 import { flops, sameShape, type Shape } from "../lib/matrix.ts";
 import { RECORD_SCHEMA, type RunRecord } from "../lib/record.ts";
 import { SHAPE_SUITE } from "../lib/suite.ts";
-import { heldoutRecords, resultsSection } from "../tools/results_table.ts";
+import {
+  heldoutRecords,
+  heldoutTables,
+  resultsSection,
+  suiteCompanion,
+} from "../tools/results_table.ts";
 
 const SEED = 1;
 const bytes = ({ m, k, n }: Shape) => 4 * (m * k + k * n + m * n);
@@ -298,6 +303,22 @@ Deno.test("results table: suite and held-out side by side, the shapes lowest rat
       [older, record, h200, soft, partial, none].map((r, i) => ({ path: `${i}`, record: r })),
     );
     assert.deepEqual(picked.map((x) => x.path), ["1", "2"]);
+
+    // A held-out run that left the suite to another call takes the suite from the run of its
+    // device and commit with the most suite shapes, and names it.
+    const suiteRun = {
+      ...h200,
+      heldout: undefined,
+      results: SHAPE_SUITE.slice(0, 3).map((s) => ({ ...h200.results[0], ...s })),
+      peers: SHAPE_SUITE.slice(0, 3).map((s) => ({ ...h200.peers[0], ...s })),
+    };
+    const otherCommit = { ...suiteRun, commit: "fedcba9876543210" };
+    const runs = [h200, suiteRun, otherCommit].map((r, i) => ({ path: `r${i}.json`, record: r }));
+    assert.equal(suiteCompanion(runs[0], runs)?.path, "r1.json");
+    assert.equal(suiteCompanion(runs[1], runs), undefined, "none has more of the suite");
+    assert.equal(suiteCompanion({ ...runs[0], record: { ...h200, commit: "x" } }, runs), undefined);
+    const side = heldoutTables([{ ...runs[0], suite: runs[1] }]);
+    assert.match(side, /the suite from `r1\.json`\) \| suite \| 3 \(/);
 
     const readme = `${dir}/README.md`;
     await Deno.writeTextFile(

@@ -219,6 +219,27 @@ export function heldoutRecords<T extends { record: RunRecord }>(records: T[]): T
   return [...newest.values()].sort((a, b) => a.record.date.localeCompare(b.record.date));
 }
 
+/** A record with held-out shapes, and the run of the same device and commit that ran more of the
+ * suite, when the held-out run left the suite to another call. */
+export interface HeldoutSource {
+  path: string;
+  record: RunRecord;
+  suite?: { path: string; record: RunRecord };
+}
+
+/** The run of `x`'s device and commit with the most suite shapes, if it has more than `x`. */
+export function suiteCompanion<T extends { path: string; record: RunRecord }>(
+  x: T,
+  runs: T[],
+): T | undefined {
+  const count = (r: RunRecord) => suiteRows(r).length;
+  const same = runs.filter((y) =>
+    isGpuRun(y.record) && y.record.commit === x.record.commit &&
+    deviceSlug(y.record.device) === deviceSlug(x.record.device)
+  ).sort((a, b) => count(b.record) - count(a.record))[0];
+  return same && count(same.record) > count(x.record) ? same : undefined;
+}
+
 /** Held-out tables longer than this show their lowest and highest halves of it. */
 const HELDOUT_ROWS_SHOWN = 20;
 
@@ -226,7 +247,7 @@ const HELDOUT_ROWS_SHOWN = 20;
  * Each record's shape suite and held-out shapes side by side (the bars' figures), then each
  * record's held-out shapes, lowest ratio to cuBLAS first.
  */
-export function heldoutTables(records: { path: string; record: RunRecord }[]): string {
+export function heldoutTables(records: HeldoutSource[]): string {
   const lines = [
     "Held-out shapes are drawn by `deno task bench --heldout N --seed S` from a fixed " +
     "distribution (`lib/heldout.ts`: a quarter common model shapes, the rest with M, K and N " +
@@ -246,12 +267,14 @@ export function heldoutTables(records: { path: string; record: RunRecord }[]): s
     "| --- | --- | --- | ---: | --- | ---: | --- |",
   ];
   const tables: string[] = [];
-  for (const { path, record } of records) {
+  for (const x of records) {
+    const { path, record } = x;
     const section = heldoutOf(record)!;
     const rows = heldoutRows(record, section);
-    const suite = suiteRows(record);
+    const suite = suiteRows(x.suite?.record ?? record);
     const stopped = record.complete === false ? ", stopped at its time limit after these rows" : "";
-    const where = `${record.device.description} (\`${sourceOf(path)}\`${stopped})`;
+    const suiteFrom = x.suite ? `; the suite from \`${sourceOf(x.suite.path)}\`` : "";
+    const where = `${record.device.description} (\`${sourceOf(path)}\`${stopped}${suiteFrom})`;
     if (suite.length) {
       lines.push(summaryRow(where, "suite", heldoutSummary(speedsOf(suite)), false));
     }
@@ -392,9 +415,9 @@ if (import.meta.main) {
       isGpuRun(x.record) && x.record.date > found.record.date &&
       x.record.results.some((r) => r.validated)
     );
-  const heldout = explicit
-    ? (found && heldoutOf(found.record) ? [found] : [])
-    : heldoutRecords(runs);
+  const heldout =
+    (explicit ? (found && heldoutOf(found.record) ? [found] : []) : heldoutRecords(runs))
+      .map((x) => ({ ...x, suite: suiteCompanion(x, runs) }));
   const source = found ? sourceOf(found.path) : "";
   const readme = await Deno.readTextFile(readmePath);
   await Deno.writeTextFile(
