@@ -337,47 +337,41 @@ export async function showChange(key: string): Promise<void> {
     ? folded(
       `The whole diff: ${plural(hunks.length, "hunk")}, ${plural(added, "line")} added, ` +
         `${removed} removed (${rest})`,
-      diffTable(hunks, newLength),
+      diffBlock(hunks, newLength),
     )
     : "";
   await showBundle({
     "text/plain": plain.join("\n"),
     "text/html": `<p>${escapeHtml(head)}</p>` + (note ? `<p>${escapeHtml(note)}</p>` : "") +
-      diffTable(hunks, newLength, excerpt) + wholeDiff +
+      diffBlock(hunks, newLength, excerpt) + wholeDiff +
       folded(`The whole kernel (${newLength} lines)`, codeBlock(toText)),
   });
 }
 
-const ROW_STYLE = {
+/** Each kind of line's colour: its background, or grey for the notes between hunks. */
+const LINE_STYLE = {
   same: "",
   add: ' style="background:#e6ffec"',
   remove: ' style="background:#ffebe9"',
+  note: ' style="color:#888"',
 };
 const SIGN = { same: " ", add: "+", remove: "-" } as const;
-const NUMBER = '<td style="color:#888;text-align:right;padding:0 6px">';
-/**
- * Code cells say their own alignment and white space: viewers style a bare `td` (JupyterLab and
- * the classic Notebook right-align it and collapse its spaces), and a table's own style does not
- * reach its cells past that rule.
- */
-const CODE = '<td style="text-align:left;white-space:pre">';
-const NOTE_ROW =
-  '<tr style="color:#888;background:#f6f8fa"><td colspan="4" style="text-align:left">';
 
 /** Where a hunk starts in the new text (after its line, for a hunk that only removes). */
 const newStartOf = (h: DiffHunk) => h.newLines > 0 ? h.newStart : h.newStart + 1;
 
-/** One grey row for what lies between shown lines: unchanged lines, or hunks not shown. */
-function gapRow(hidden: DiffHunk[], unchanged: number): string {
+/** One grey line for what lies between shown lines: unchanged lines, or hunks not shown. */
+function gapLine(hidden: DiffHunk[], unchanged: number): string | undefined {
   if (hidden.length) {
     const { added, removed } = changeCount(hidden);
-    return `${NOTE_ROW}  ... ${plural(hidden.length, "hunk")} not shown here ` +
-      `(${added} added, ${removed} removed)</td></tr>`;
+    return `... ${
+      plural(hidden.length, "hunk")
+    } not shown here (${added} added, ${removed} removed)`;
   }
-  return unchanged > 0 ? `${NOTE_ROW}  ... ${plural(unchanged, "unchanged line")}</td></tr>` : "";
+  return unchanged > 0 ? `... ${plural(unchanged, "unchanged line")}` : undefined;
 }
 
-/** Table rows of the diff as diffTable draws it, for `shown` lines of each hunk. */
+/** Lines of the diff as diffBlock draws it, for `shown` lines of each hunk. */
 function diffRows(hunks: DiffHunk[], shown: DiffExcerpt): number {
   let rows = 0, hidden = 0, newNext = 1;
   for (const [i, h] of hunks.entries()) {
@@ -394,16 +388,24 @@ function diffRows(hunks: DiffHunk[], shown: DiffExcerpt): number {
 }
 
 /**
- * The diff as an HTML table: old and new line numbers, sign, code; between hunks one grey row
- * (unchanged lines, or hunks `shown` leaves out), and a grey row where a hunk is cut short.
- * `shown` is how many lines of each hunk to draw (default: all).
+ * The diff as one preformatted block: old and new line numbers, sign, code, a line each; between
+ * hunks one grey line (unchanged lines, or hunks `shown` leaves out), and a grey line where a hunk
+ * is cut short. `shown` is how many lines of each hunk to draw (default: all). A <pre>, not a
+ * table: viewers style a bare `td` (JupyterLab and the classic Notebook right-align it and collapse
+ * its spaces), and an untrusted notebook drops the style attributes that would undo that, where a
+ * <pre> stays left-aligned, monospace and spaced in every viewer; the colours are the extra.
  */
-export function diffTable(
+export function diffBlock(
   hunks: DiffHunk[],
   newLength: number,
   shown: DiffExcerpt = hunks.map((h) => h.lines.length),
 ): string {
-  const rows: string[] = [];
+  const width = String(Math.max(newLength, ...hunks.map((h) => h.oldStart + h.oldLines))).length;
+  const number = (n?: number) => String(n ?? "").padStart(width);
+  const out: string[] = [];
+  const note = (text?: string) => {
+    if (text) out.push(`<span${LINE_STYLE.note}>${escapeHtml(text)}</span>`);
+  };
   let newNext = 1;
   let hidden: DiffHunk[] = [];
   for (const [i, h] of hunks.entries()) {
@@ -411,25 +413,20 @@ export function diffTable(
       hidden.push(h);
       continue;
     }
-    rows.push(gapRow(hidden, newStartOf(h) - newNext));
+    note(gapLine(hidden, newStartOf(h) - newNext));
     hidden = [];
     for (const l of h.lines.slice(0, shown[i])) {
-      rows.push(
-        `<tr${ROW_STYLE[l.kind]}>${NUMBER}${l.oldLine ?? ""}</td>${NUMBER}${l.newLine ?? ""}</td>` +
-          `${CODE}${SIGN[l.kind]} ${escapeHtml(l.text)}</td></tr>`,
+      out.push(
+        `<span${LINE_STYLE[l.kind]}>${number(l.oldLine)} ${number(l.newLine)} ${SIGN[l.kind]} ` +
+          `${escapeHtml(l.text)}</span>`,
       );
     }
     const cut = h.lines.length - shown[i];
-    if (cut > 0) {
-      rows.push(
-        `${NOTE_ROW}  ... ${plural(cut, "more line")} of this hunk not shown here</td></tr>`,
-      );
-    }
+    if (cut > 0) note(`... ${plural(cut, "more line")} of this hunk not shown here`);
     newNext = newStartOf(h) + h.newLines;
   }
-  rows.push(gapRow(hidden, newLength + 1 - newNext));
-  return `<table style="border-collapse:collapse;font-family:monospace;font-size:12px;` +
-    `white-space:pre;text-align:left">${rows.join("")}</table>`;
+  note(gapLine(hidden, newLength + 1 - newNext));
+  return `<pre style="font-size:12px;line-height:1.35">${out.join("\n")}</pre>`;
 }
 
 const codeBlock = (code: string) =>
