@@ -141,7 +141,8 @@ const TERMS =
  * Show the model of `prev` and `step` side by side on the H200 at `shape` (the notebooks' 4096 by
  * default), each at the parameters of its newest recorded run there: the quantities that change
  * from one to the other and the bounds they imply, then the binding bound. Every quantity, changed
- * or not, is one click away. Changed rows are marked (bold in HTML, `*` in text).
+ * or not, is one click away. Changed rows start with `*` (and are bold where the viewer keeps
+ * styles: an untrusted notebook drops them).
  */
 export async function showModel(
   prev: string,
@@ -169,7 +170,7 @@ export async function showModel(
       columns,
       shown.map((i) => rows[i]),
       shown.map((i) => changed[i]),
-      caption("bold rows are"),
+      caption("* and bold mark"),
     ) +
       `<p>${escapeHtml(TERMS)}</p>` +
       `<details><summary>All ${ROWS.length} quantities of the model, ` +
@@ -178,7 +179,7 @@ export async function showModel(
   });
 }
 
-/** The table as HTML with the changed rows in bold on a tinted background. */
+/** The table as HTML with the changed rows (their `*`) in bold on a tinted background. */
 function modelHtml(columns: string[], rows: Cell[][], changed: boolean[], caption?: string) {
   const td = (tag: string, c: Cell, i: number) =>
     `<${tag} style="text-align:${i && typeof c === "number" ? "right" : "left"}">${
@@ -186,7 +187,7 @@ function modelHtml(columns: string[], rows: Cell[][], changed: boolean[], captio
     }</${tag}>`;
   const body = rows.map((r, i) =>
     `<tr${changed[i] ? ' style="font-weight:bold;background:#fff3c4"' : ""}>` +
-    [String(r[0]).replace(/^\* /, ""), ...r.slice(1)].map((c, j) => td("td", c, j)).join("") +
+    r.map((c, j) => td("td", c, j)).join("") +
     "</tr>"
   ).join("");
   return `<table>${caption ? `<caption>${escapeHtml(caption)}</caption>` : ""}<thead><tr>` +
