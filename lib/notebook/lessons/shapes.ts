@@ -9,6 +9,7 @@ import { SHAPE_SUITE } from "../../suite.ts";
 import { sameShape, type Shape, shapeLabel } from "../../matrix.ts";
 import type { KernelResult, PeerResult, RunRecord } from "../../record.ts";
 import { runKernel } from "../../runner.ts";
+import { findKernel } from "../../registry.ts";
 import type { Params } from "../../registry.ts";
 import { geomean, ratio } from "../../compare.ts";
 import { suiteRows } from "../../suite.ts";
@@ -221,6 +222,28 @@ export async function showRecordedSuite(): Promise<boolean> {
 }
 
 /**
+ * The planning step over the step it builds on (its general plan), shape by shape, where both
+ * validated in `results`; with that step's name.
+ */
+function plannedOverGeneral(results: KernelResult[]): { ratios: number[]; general?: string } {
+  const planner = results.map((r) => findKernel(r.kernel)).find((k) => k?.planFor);
+  const general = planner && previousStep(planner);
+  if (!planner || !general) return { ratios: [] };
+  const ok = (r: KernelResult) => r.validated && r.gflops !== undefined;
+  const ratios = results.filter((r) => r.kernel === planner.id && ok(r)).flatMap((p) => {
+    const g = results.find((r) => r.kernel === general.id && sameShape(r, p) && ok(r));
+    return g ? [p.gflops! / g.gflops!] : [];
+  });
+  return { ratios, general: general.name };
+}
+
+/** "1.69 (0.995 to 8.24)": a geometric mean and the range of the ratios it is over. */
+const gainText = (ratios: number[]): string =>
+  ratios.length
+    ? `${fmt(geomean(ratios))} (${fmt(Math.min(...ratios))} to ${fmt(Math.max(...ratios))})`
+    : "";
+
+/**
  * The GPU host's held-out shapes (`deno task bench --heldout N`): shapes drawn after the code was
  * fixed, which no search or test of ours read. The bars' figures (lib/heldout.ts) over them and
  * over the suite side by side, then the worst and best few shapes: the planner judged on shapes
@@ -238,6 +261,8 @@ export async function showRecordedHeldout(shown = 8): Promise<boolean> {
   const rows = heldoutRows(found.record, section);
   const held = heldoutSummary(speedsOf(rows));
   const suite = heldoutSummary(speedsOf(suiteRows(found.record)));
+  const onSuite = found.record.results.filter((r) => SHAPE_SUITE.some((s) => sameShape(s, r)));
+  const [suiteGain, heldGain] = [onSuite, section.results].map(plannedOverGeneral);
   const f = (x?: number) => x === undefined ? "" : x;
   await showTable(
     [
@@ -246,6 +271,7 @@ export async function showRecordedHeldout(shown = 8): Promise<boolean> {
       "best / cuBLAS, geometric mean",
       "worst at >= 1e8 FLOP",
       "median gap < 1e8 FLOP (us)",
+      `planned / ${heldGain.general ?? "general"}: geometric mean (range)`,
     ],
     [
       [
@@ -254,6 +280,7 @@ export async function showRecordedHeldout(shown = 8): Promise<boolean> {
         f(suite.geomean),
         f(suite.large.worst?.ratio),
         f(suite.small.medianGapUs),
+        gainText(suiteGain.ratios),
       ],
       [
         `held out (seed ${section.seed})`,
@@ -261,6 +288,7 @@ export async function showRecordedHeldout(shown = 8): Promise<boolean> {
         f(held.geomean),
         f(held.large.worst?.ratio),
         f(held.small.medianGapUs),
+        gainText(heldGain.ratios),
       ],
     ],
     `Recorded: ${found.record.device.description}, ${found.record.date.slice(0, 10)}; the bars: ` +
