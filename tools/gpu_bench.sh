@@ -7,7 +7,8 @@
 # Files in $OUT (default /tmp/gemm-gpu-bench): the record this run wrote (<device>-<date>T<hhmm>.json
 # for data/runs/, or its .partial.json when the run stopped early), table.txt
 # (stdout), bench.log (progress, stderr), env.txt (GPU, driver, Deno) and, after --tune or
-# --tune-shapes, tuning-<device>-<step>.json (for data/tuning/<device>/<step>.json). Exit status: the bench's (124: stopped at the time limit).
+# --tune-shapes, tuning-<device>-<step>.json (for data/tuning/<device>/<step>.json). Exit status: the bench's (124: stopped at the time limit; 3 also when tools/gpu_preflight.ts found the
+# adapter unable to allocate a large buffer, before the bench ran).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/gemm-gpu-bench}
@@ -25,6 +26,10 @@ command -v deno >/dev/null || { echo "gpu_bench: no deno on PATH; run: source .o
   echo "VK_DRIVER_FILES=${VK_DRIVER_FILES:-unset} GEMM_COMMIT=${GEMM_COMMIT:-unset}"
 } >"$out/env.txt" 2>&1
 cat "$out/env.txt"
+
+# A machine whose driver refuses large buffers fails every row: stop before the bench starts.
+deno run --no-config --no-remote --no-npm --allow-env tools/gpu_preflight.ts 2>&1 | tee -a "$out/env.txt"
+[ "${PIPESTATUS[0]}" = 0 ] || exit 3
 
 # Stop the bench before the host's 10-minute limit so the partial record still comes back
 # (the bench rewrites <record>.partial.json after every result).

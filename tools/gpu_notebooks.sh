@@ -9,8 +9,10 @@
 # failure is reported and the next notebook still runs. Notebooks not started before
 # GEMM_NOTEBOOKS_TIMEOUT seconds (default 540, under the host's 10-minute limit) are skipped and
 # named, so the rest can run in a second call. Files in $OUT (default /tmp/gemm-gpu-notebooks):
-# notebooks/NN.ipynb (executed; copy to notebooks/ and commit), notebooks.log, env.txt.
-# Exit status: 0 when every notebook ran cleanly, 1 otherwise.
+# notebooks/NN.ipynb (executed; copy to notebooks/ and commit), notebooks.log, env.txt, and all
+# three in notebooks.tar.
+# Exit status: 0 when every notebook ran cleanly, 1 otherwise, 3 when tools/gpu_preflight.ts found
+# the adapter unable to allocate a large buffer (then no notebook ran).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/gemm-gpu-notebooks}
@@ -34,6 +36,10 @@ fi
 } >"$out/env.txt" 2>&1
 cat "$out/env.txt"
 
+# A machine whose driver refuses large buffers fails every notebook at its first cell: stop now.
+deno run --no-config --no-remote --no-npm --allow-env tools/gpu_preflight.ts 2>&1 | tee -a "$out/env.txt"
+[ "${PIPESTATUS[0]}" = 0 ] || exit 3
+
 if [ $# -gt 0 ]; then notebooks=("$@"); else notebooks=(notebooks/*.ipynb); fi
 budget=${GEMM_NOTEBOOKS_TIMEOUT:-540}
 started=$(date +%s)
@@ -50,4 +56,6 @@ for nb in "${notebooks[@]}"; do
 done
 echo "gpu_notebooks: ${#notebooks[@]} notebooks, failed: ${failed[*]:-none}, not started (time): ${skipped[*]:-none}; in $out/notebooks" |
   tee -a "$out/notebooks.log"
+# One file to bring back: a reply can leave some of many files behind.
+tar -C "$out" -cf "$out/notebooks.tar" notebooks notebooks.log env.txt
 [ ${#failed[@]} = 0 ] && [ ${#skipped[@]} = 0 ]
