@@ -86,6 +86,19 @@ function encodeLaunch(pass: GPUComputePassEncoder, l: Launch) {
 }
 
 /**
+ * Bytes of each buffer the bandwidth ceiling streams: `wanted`, else 1 GiB (32 MiB on a software
+ * adapter), capped by what the adapter binds, in whole vec4s.
+ */
+export function bandwidthBufferBytes(
+  limits: Pick<GPUSupportedLimits, "maxBufferSize" | "maxStorageBufferBindingSize">,
+  software: boolean,
+  wanted = software ? 32 * MiB : 1024 * MiB,
+): number {
+  const cap = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
+  return Math.floor(Math.min(wanted, cap) / 16) * 16;
+}
+
+/**
  * Streaming bandwidth: `copy` (read + write) and `read` (read-only sum) over vec4 buffers,
  * swept over workgroup size and vec4s per invocation. Bytes moved per second, GB/s.
  */
@@ -95,9 +108,7 @@ export async function measureBandwidth(
 ): Promise<BandwidthTrial[]> {
   const { device } = gpu;
   const software = gpu.summary.software;
-  const cap = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
-  const wanted = opts.bandwidthBytes ?? (software ? 32 * MiB : 1024 * MiB);
-  const bytes = Math.floor(Math.min(wanted, cap) / 16) * 16;
+  const bytes = bandwidthBufferBytes(device.limits, software, opts.bandwidthBytes);
   const count = bytes / 16;
   const module = await compileWgsl(
     gpu,

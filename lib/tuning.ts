@@ -222,7 +222,7 @@ export function tunedParams(
   const sms = deviceModel(device, record).sms;
   const expected = (p: Params, gflops: number) => gflops * waveFill(tilesOf(shape, p), sms);
   let pick = record.best.params;
-  let best = expected(pick, winnerSpeed(record) ?? 0);
+  let best = expected(pick, record.best.gflops ?? 0);
   for (const t of record.trials) {
     if (!t.validated || !t.gflops) continue;
     const e = expected(t.params, t.gflops);
@@ -230,14 +230,3 @@ export function tunedParams(
   }
   return pick;
 }
-
-/** The winner's speed at the search's first shape, as its trial there measured it. */
-function winnerSpeed(record: TuningRecord): number | undefined {
-  return record.trials.find((t) =>
-    t.validated && t.gflops && sameParams(t.params, record.best.params)
-  )?.gflops;
-}
-
-/** Whether two parameter sets set the same values. */
-const sameParams = (a: Params, b: Params) =>
-  Object.keys({ ...a, ...b }).every((k) => a[k] === b[k]);

@@ -5,6 +5,8 @@
  * fails, after the call has cost its device time. This takes a second and says so first.
  *   deno run --allow-env tools/gpu_preflight.ts     exit 0: fine; 3: the allocation failed
  */
+import { bandwidthBufferBytes } from "../lib/ceilings.ts";
+
 const MiB = 1 << 20;
 
 const adapter = await navigator.gpu?.requestAdapter();
@@ -17,10 +19,8 @@ const limits = {
   maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize,
 };
 const device = await adapter.requestDevice({ requiredLimits: limits });
-// The bandwidth ceiling's buffer (lib/ceilings.ts): 1 GiB, or the most this adapter binds.
-const bytes =
-  Math.floor(Math.min(1024 * MiB, limits.maxBufferSize, limits.maxStorageBufferBindingSize) / 16) *
-  16;
+// The buffer the bandwidth ceiling streams first (lib/ceilings.ts), as on a GPU.
+const bytes = bandwidthBufferBytes(limits, false);
 device.pushErrorScope("out-of-memory");
 device.pushErrorScope("validation");
 const buffer = device.createBuffer({ size: bytes, usage: GPUBufferUsage.STORAGE });

@@ -311,7 +311,7 @@ export async function showChange(key: string): Promise<void> {
     `${plural(added, "line")} added, ${removed} removed (${from.source} -> ${to.source}).`;
   // The heading, the note, the whole kernel's line and, when the diff is cut, the whole diff's.
   const frame = 2 + (note ? 1 : 0);
-  const fits = diffRows(hunks, hunks.map((h) => h.lines.length)) <= SHOWN_LINES - frame;
+  const fits = diffLineCount(hunks, hunks.map((h) => h.lines.length)) <= SHOWN_LINES - frame;
   const excerpt = fits
     ? hunks.map((h) => h.lines.length)
     : diffExcerpt(hunks, SHOWN_LINES - frame - 1);
@@ -372,7 +372,7 @@ function gapLine(hidden: DiffHunk[], unchanged: number): string | undefined {
 }
 
 /** Lines of the diff as diffBlock draws it, for `shown` lines of each hunk. */
-function diffRows(hunks: DiffHunk[], shown: DiffExcerpt): number {
+function diffLineCount(hunks: DiffHunk[], shown: DiffExcerpt): number {
   let rows = 0, hidden = 0, newNext = 1;
   for (const [i, h] of hunks.entries()) {
     if (shown[i] === 0) {

@@ -9,8 +9,7 @@ import { SHAPE_SUITE } from "../../suite.ts";
 import { sameShape, type Shape, shapeLabel } from "../../matrix.ts";
 import type { KernelResult, PeerResult, RunRecord } from "../../record.ts";
 import { runKernel } from "../../runner.ts";
-import { findKernel } from "../../registry.ts";
-import type { Params } from "../../registry.ts";
+import { findKernel, type Params } from "../../registry.ts";
 import { geomean, ratio } from "../../compare.ts";
 import { suiteRows } from "../../suite.ts";
 import {
