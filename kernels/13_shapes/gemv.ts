@@ -2,10 +2,10 @@
  * The WGSL of step 13's matrix-vector plan, written out by TypeScript for ROWS rows of C per
  * workgroup, in two forms that differ only in how they load.
  *
- * With a handful of rows (the plan is a candidate for M of 1 to 32: one or two row blocks of at
- * most 16 rows) the product is M dot products of A's rows with every column of B: 2·M·K·N FLOPs
+ * With a handful of rows (the plan is a candidate for M of 1 to 64: one to four row blocks of
+ * at most 16 rows) the product is M dot products of A's rows with every column of B: 2·M·K·N FLOPs
  * over K·N elements of B, at most 8 FLOPs per byte of B at 16 rows, so the time is the time to
- * read B once per row block. The tiled kernels waste this: a 128-row tile holds 1 to 32 rows of
+ * read B once per row block. The tiled kernels waste this: a 128-row tile holds 1 to 64 rows of
  * work, and each column of B tile is staged in workgroup memory for nothing. This kernel reads B
  * straight from global memory, once per row block (one when M <= ROWS).
  *

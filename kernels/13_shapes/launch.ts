@@ -9,7 +9,7 @@
  *   (each slice of K writes a partial C to a workspace, summed in slice order by a second
  *   dispatch).
  * - PLAN 1, matrix-vector: kernels/13_shapes/gemv.ts, BM rows of C (1 to 16) by 256 columns per
- *   workgroup, for M of 1 to 32; LOADS 4 (vec4 loads, K and N multiples of 4; the default) or 1
+ *   workgroup, for M of 1 to 64; LOADS 4 (vec4 loads, K and N multiples of 4; the default) or 1
  *   (scalar loads, any K and N).
  * - PLAN 2, row-dot: kernels/13_shapes/rowdot.ts, BN columns (1 to 32) by BM rows per
  *   workgroup, KL k lanes per row group: the small-N plan (KL 32), and with KL 256 the dot

@@ -6,7 +6,7 @@
  * - split-K: the same kernel with K cut into slices summed in a fixed order, at slice counts
  *   that are powers of two or fill whole waves of the GPU (the counts that leave no wave partly
  *   empty: j·SMs·R / tiles for j = 1..4);
- * - matrix-vector (kernels/13_shapes/gemv.ts) when M <= 32;
+ * - matrix-vector (kernels/13_shapes/gemv.ts) when M <= 64;
  * - row-dot (kernels/13_shapes/rowdot.ts) when N <= 32, and dot, its form with a whole
  *   workgroup on each row, for the dot product and other products of a few rows and columns;
  * - outer (kernels/13_shapes/outer.ts) when K <= 16.
@@ -93,8 +93,11 @@ const MIN_SLICE_K = 128;
 /** The widest N the row-dot plan is considered for, and the deepest K for the outer plan. */
 const ROWDOT_MAX_N = ROWDOT_MAX_COLS;
 const OUTER_MAX_K = 16;
-/** The most rows for which the matrix-vector plan is a candidate (two row blocks of 16). */
-const GEMV_MAX_M = 2 * GEMV_MAX_ROWS;
+/**
+ * The most rows for which the matrix-vector plan is a candidate: four row blocks of 16, each
+ * reading B once, which at M of 33 to 64 still reads fewer bytes than a 64-row tile wastes.
+ */
+const GEMV_MAX_M = 4 * GEMV_MAX_ROWS;
 
 /**
  * The predicted gain a plan must show over 12's plan to be picked instead: 0.3, i.e. more than

@@ -2,7 +2,7 @@
  * Step 13: the kernel family a program would call for any shape. A plan per shape and device
  * (kernels/13_shapes/plans.ts): step 12's generated kernel at a tile size that fills the GPU's
  * waves, the same kernel with K split into slices summed in a fixed order when M x N is small
- * and K long, a matrix-vector kernel (kernels/13_shapes/gemv.ts) when M is 1 to 32, a row-dot
+ * and K long, a matrix-vector kernel (kernels/13_shapes/gemv.ts) when M is 1 to 64, a row-dot
  * kernel (kernels/13_shapes/rowdot.ts) when N is 1 to 32 and for the dot product, and an outer
  * kernel (kernels/13_shapes/outer.ts) when K is tiny. A time model ranks them at every shape,
  * and a plan other than 12's own runs only where the model clearly prefers it.
