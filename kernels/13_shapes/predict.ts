@@ -9,22 +9,31 @@
  *
  * - tiles and split-K (step 12's kernel): the busiest SM gets n = ceil(W / SMs) of the W
  *   workgroups and holds R at once (lib/model/device.ts occupancy); each workgroup multiplies
- *   2·BM·BN·(its K + K_TILES·BK) FLOPs (the extra k tiles: its first loads and its stores) at the
- *   tile configuration's share of the SM's FMA peak, shared by the R workgroups of a full wave;
- *   a last wave of j < R runs faster per workgroup, taking R^b · j^(1 - b) workgroups' time;
- * - the bandwidth kernels (matrix-vector, row-dot, outer, edge strips, copies, slice sum): the
- *   bytes at DRAM bandwidth, or the trips of their loop, whichever is longer. A trip issues its
- *   loads together and waits for them once, TRIP_S; an SM holding R workgroups runs
- *   ceil(n / R) rounds of the workgroups' trips.
+ *   2·BM·BN·(its K + kTiles·BK / R^overlap) FLOPs (the extra k tiles: its first loads and its
+ *   stores, partly hidden behind the other workgroups on the SM) at the tile configuration's
+ *   share of the SM's FMA peak, shared by the R workgroups of a full wave; a last wave of j < R
+ *   runs faster per workgroup, taking R^b · j^(1 - b) workgroups' time. The share is measured
+ *   twice: at long K, and at K of 128 and less, where a workgroup's loop is a few steps;
+ *   between 128 and 1024 it moves from one to the other;
+ * - the matrix-vector kernel: B's bytes once per row block, its trips, or its multiply-adds at
+ *   a share of the SM's FMA peak, whichever takes longest;
+ * - the other bandwidth kernels (row-dot, outer, edge strips, copies, slice sum): the bytes at
+ *   DRAM bandwidth, or the trips of their loop, whichever is longer. A trip issues its loads
+ *   together and waits for them once; an SM holding R workgroups runs ceil(n / R) rounds of the
+ *   workgroups' trips.
  *
- * The constants are the H200's, fit (least squares on log time, large misses damped) to 322
- * validated times saved from it: the per-shape plan search (data/tuning/nvidia-h200/
- * shapes.json, 14 shapes of 1 to 32768 rows; its tile plans at M = 1 left out, where every tile
- * plan is the same edge-strip kernel), step 12's tile search at 4096 (generated.json, the
- * fastest schedule of each tile, and its times at the search's other shapes) and the
- * whole-ladder record's steps 12 and 13 on the suite (data/runs/nvidia-h200-2026-11-26T0725.json).
- * Over them the model's time is within 9% of the measured one at the median and 31% at the 90th
- * percentile (tests/plans_test.ts recomputes both).
+ * The constants are the H200's (H200_TIME_MODEL), fit by least squares on log time, large misses
+ * damped, to 636 validated times saved from it (lab/time_model_fit.ts lists them and recomputes
+ * the fit; tests/plans_test.ts checks it). The first fit took 322 of them: the per-shape plan
+ * search at 14 shapes of 1 to 32768 rows, step 12's tile search at 4096 and the whole-ladder
+ * record's steps 12 and 13 on the suite. Plan searches at 18 shapes of short K (24 to 256, large
+ * outputs) and of M = 36 to 60 added 314 more; from them the fixed cost, the extra k tiles, the
+ * overlap, the matrix-vector share and the short-K shares were fit again, the rest kept. The
+ * model's time is within 8% of the measured one at the median over the first 322 (38% at the
+ * 90th percentile) and within 17% over the other 314 (66%): it ranks plans well where they
+ * differ by a third or more, which is what the planner asks of it (plans.ts). Two short-K shares
+ * sit at 1, the fit's cap: for those big tiles at short K the extra k tiles charge more than
+ * was measured, and the share makes up the difference.
  * On another GPU the per-SM rates scale with its FMA peak and the bytes with its bandwidth
  * (the device table); the fixed cost and the trip are the H200's. The row-dot and outer kernels
  * were not measured for the fit: their times are this model's reading of their loops.
@@ -43,7 +52,7 @@ import type { Params } from "../../lib/steps/spec.ts";
 import type { Shape } from "../../lib/matrix.ts";
 import { type GeneratedParams, invocations } from "../12_generated/generate.ts";
 import { generatedParams } from "../12_generated/step.ts";
-import { GEMV_K_LANES, GEMV_LANES } from "./gemv.ts";
+import { GEMV_COLUMNS, GEMV_K_LANES, GEMV_LANES } from "./gemv.ts";
 import {
   outerRows,
   PLAN_GEMV,
@@ -61,58 +70,130 @@ import {
 } from "./rowdot.ts";
 import { OUTER_INVOCATIONS, OUTER_K_STEP, outerRegisters } from "./outer.ts";
 
-/** What every product costs whatever its plan: the pass, its timestamps, the first launch. */
-export const FIXED_S = 20.8e-6;
-/** k tiles' worth of work a tile workgroup does besides its share of K (first loads, stores). */
-const K_TILES = 5.93;
-/** b: how much faster a workgroup runs in a partly filled last wave (0: none, 1: in proportion). */
-const PARTIAL_WAVE = 0.228;
-/** Share of the spec sheet's DRAM bandwidth the kernels draw. */
-const DRAM_EFFICIENCY = 0.927;
-/** Share of that the edge-strip kernel draws (its loads are not all coalesced). */
-const STRIP_EFFICIENCY = 0.587;
-/** One trip of a bandwidth kernel's loop: its loads issued together, waited for once. */
-export const TRIP_S = 1.9e-6;
+/**
+ * The model's constants: what it takes from measurements. H200_TIME_MODEL holds the fit
+ * (lab/time_model_fit.ts recomputes it from the saved times this header names).
+ */
+export interface TimeModel {
+  /** What every product costs whatever its plan: the pass, its timestamps, the first launch. */
+  fixedS: number;
+  /** k tiles' worth of work a tile workgroup does besides its share of K (first loads, stores). */
+  kTiles: number;
+  /**
+   * How much of that work the other workgroups on the SM hide: it is divided by R^overlap for R
+   * resident workgroups (0: none hidden; 1: hidden in proportion to R).
+   */
+  overlap: number;
+  /** b: how much faster a workgroup runs in a partly filled last wave (0: none, 1: in proportion). */
+  partialWave: number;
+  /** Share of the spec sheet's DRAM bandwidth the kernels draw. */
+  dramEfficiency: number;
+  /** Share of that the edge-strip kernel draws (its loads are not all coalesced). */
+  stripEfficiency: number;
+  /** One trip of a bandwidth kernel's loop: its loads issued together, waited for once. */
+  tripS: number;
+  /**
+   * Share of an SM's FMA peak the matrix-vector kernel's multiply-adds reach: past a few rows
+   * per workgroup its arithmetic, not B's bytes, is what takes the time.
+   */
+  gemvEfficiency: number;
+  /**
+   * Share of an SM's FMA peak each tile configuration ("BMxBNxBK/TN") reaches in full waves of
+   * long K, and the share for a configuration the table lacks.
+   */
+  tileEfficiency: Record<string, number>;
+  tileEfficiencyDefault: number;
+  /**
+   * The same share where a workgroup's slice of K is at most SHORT_K (its loop a few steps), for
+   * the configurations short-K searches measured; between SHORT_K and LONG_K the share moves
+   * geometrically from this one to the long-K one.
+   */
+  shortKEfficiency: Record<string, number>;
+}
+
+/** The slices of K at and below which shortKEfficiency holds, and from which tileEfficiency does. */
+export const SHORT_K = 128;
+export const LONG_K = 1024;
+
+/** The H200's fit. */
+export const H200_TIME_MODEL: TimeModel = {
+  fixedS: 15.2e-6,
+  kTiles: 9.43,
+  overlap: 0.343,
+  partialWave: 0.228,
+  dramEfficiency: 0.927,
+  stripEfficiency: 0.587,
+  tripS: 1.9e-6,
+  gemvEfficiency: 0.199,
+  tileEfficiency: {
+    "32x64x16/8": 0.244,
+    "64x64x8/8": 0.622,
+    "64x64x16/8": 0.371,
+    "64x64x32/8": 0.177,
+    "64x128x8/8": 0.678,
+    "64x128x8/16": 0.658,
+    "64x128x16/8": 0.434,
+    "64x128x16/16": 0.18,
+    "64x128x32/8": 0.41,
+    "64x256x8/16": 0.685,
+    "64x256x16/8": 0.669,
+    "64x256x16/16": 0.412,
+    "128x64x8/8": 0.647,
+    "128x64x16/8": 0.516,
+    "128x64x32/8": 0.359,
+    "128x128x8/8": 0.637,
+    "128x128x8/16": 0.682,
+    "128x128x16/8": 0.774,
+    "128x128x16/16": 0.415,
+    "128x256x8/16": 0.668,
+    "128x256x16/8": 0.724,
+    "128x256x16/16": 0.72,
+    "256x64x16/8": 0.623,
+    "256x128x8/16": 0.67,
+    "256x128x16/8": 0.666,
+    "256x128x16/16": 0.693,
+    "256x256x8/16": 0.099,
+  },
+  tileEfficiencyDefault: 0.622,
+  shortKEfficiency: {
+    "128x128x16/8": 1,
+    "128x128x8/8": 0.841,
+    "128x256x16/16": 1,
+    "128x64x8/8": 0.881,
+    "64x128x8/8": 0.588,
+    "64x256x8/16": 0.493,
+    "64x64x8/8": 0.597,
+  },
+};
+
+/** What every product costs whatever its plan (the H200 fit's). */
+export const FIXED_S = H200_TIME_MODEL.fixedS;
 
 /**
- * Share of an SM's FMA peak each tile configuration reaches in full waves ("BMxBNxBK/TN"): fit
- * with the rest, mostly set by step 12's search at 4096 on the H200.
+ * The FMA share of a tile configuration at slices of `sliceK` (the long-K table's, else its
+ * default; moved toward the short-K table's below LONG_K where that has the configuration).
  */
-const TILE_EFFICIENCY: Record<string, number> = {
-  "32x64x16/8": 0.244,
-  "64x64x8/8": 0.622,
-  "64x64x16/8": 0.371,
-  "64x64x32/8": 0.177,
-  "64x128x8/8": 0.678,
-  "64x128x8/16": 0.658,
-  "64x128x16/8": 0.434,
-  "64x128x16/16": 0.18,
-  "64x128x32/8": 0.41,
-  "64x256x8/16": 0.685,
-  "64x256x16/8": 0.669,
-  "64x256x16/16": 0.412,
-  "128x64x8/8": 0.647,
-  "128x64x16/8": 0.516,
-  "128x64x32/8": 0.359,
-  "128x128x8/8": 0.637,
-  "128x128x8/16": 0.682,
-  "128x128x16/8": 0.774,
-  "128x128x16/16": 0.415,
-  "128x256x8/16": 0.668,
-  "128x256x16/8": 0.724,
-  "128x256x16/16": 0.72,
-  "256x64x16/8": 0.623,
-  "256x128x8/16": 0.67,
-  "256x128x16/8": 0.666,
-  "256x128x16/16": 0.693,
-  "256x256x8/16": 0.099,
-};
-/** A configuration the table lacks: the table's median. */
-const TILE_EFFICIENCY_DEFAULT = 0.622;
+export function tileEfficiency(
+  p: Pick<GeneratedParams, "BM" | "BN" | "BK" | "TN">,
+  sliceK = LONG_K,
+  model: TimeModel = H200_TIME_MODEL,
+): number {
+  const long = model.tileEfficiency[tileKey(p)] ?? model.tileEfficiencyDefault;
+  const short = model.shortKEfficiency[tileKey(p)];
+  if (short === undefined || sliceK >= LONG_K) return long;
+  const w = Math.max(0, Math.log2(sliceK / SHORT_K) / Math.log2(LONG_K / SHORT_K));
+  return short ** (1 - w) * long ** w;
+}
 
-/** The FMA share of a tile configuration (the table's, else its median). */
-export const tileEfficiency = (p: Pick<GeneratedParams, "BM" | "BN" | "BK" | "TN">): number =>
-  TILE_EFFICIENCY[`${p.BM}x${p.BN}x${p.BK}/${p.TN}`] ?? TILE_EFFICIENCY_DEFAULT;
+/** A tile configuration's key in the efficiency table. */
+export const tileKey = (p: Pick<GeneratedParams, "BM" | "BN" | "BK" | "TN">): string =>
+  `${p.BM}x${p.BN}x${p.BK}/${p.TN}`;
+
+/** A device's table row and the model's constants, which every part of a prediction reads. */
+interface Context {
+  dev: DeviceModel;
+  model: TimeModel;
+}
 
 /**
  * Workgroups of a tile configuration one SM holds at once (lib/model/device.ts occupancy:
@@ -161,18 +242,20 @@ export function planWaves(s: Shape, p: Params, device: DeviceSummary): Waves {
   return waves(gridSize(planLaunchPlan(s, p)), deviceModel(device).sms, planResident(p));
 }
 
-/** Bytes per second the kernels draw from DRAM on `dev`. */
-const bandwidth = (dev: DeviceModel) => dev.bandwidthGBs * 1e9 * DRAM_EFFICIENCY;
+/** Bytes per second the kernels draw from DRAM. */
+const bandwidth = ({ dev, model }: Context) => dev.bandwidthGBs * 1e9 * model.dramEfficiency;
 
 /** Rounds of trips the busiest SM runs: its ceil(W / SMs) workgroups, R at a time. */
 const rounds = (workgroups: number, resident: number, dev: DeviceModel) =>
   Math.ceil(Math.ceil(workgroups / dev.sms) / resident);
 
 /** A bandwidth dispatch: its bytes, or its trips, whichever takes longer. */
-const streamed = (bytes: number, trips: number, bw: number) => Math.max(bytes / bw, trips * TRIP_S);
+const streamed = (bytes: number, trips: number, c: Context) =>
+  Math.max(bytes / bandwidth(c), trips * c.model.tripS);
 
 /** The tile kernel's dispatch: the busiest SM's waves, or its compulsory bytes. */
-function tileSeconds(plan: LaunchPlan, p: Params, dev: DeviceModel): number {
+function tileSeconds(plan: LaunchPlan, p: Params, c: Context): number {
+  const { dev, model } = c;
   const w = gridSize(plan);
   if (w === 0) return 0;
   const config = generatedParams(p);
@@ -180,13 +263,14 @@ function tileSeconds(plan: LaunchPlan, p: Params, dev: DeviceModel): number {
   const perSm = Math.ceil(w / dev.sms);
   const full = Math.floor(perSm / resident), last = perSm - full * resident;
   const sliceK = ceilDiv(ceilDiv(plan.padded.k, plan.slices), config.BK) * config.BK;
-  const flops = 2 * config.BM * config.BN * (sliceK + K_TILES * config.BK);
-  const rate = tileEfficiency(config) * dev.smGflops * 1e9;
-  const workgroupTimes = full * resident +
-    (last ? resident ** PARTIAL_WAVE * last ** (1 - PARTIAL_WAVE) : 0);
+  const overhead = model.kTiles * config.BK / resident ** model.overlap;
+  const flops = 2 * config.BM * config.BN * (sliceK + overhead);
+  const rate = tileEfficiency(config, sliceK, model) * dev.smGflops * 1e9;
+  const b = model.partialWave;
+  const workgroupTimes = full * resident + (last ? resident ** b * last ** (1 - b) : 0);
   const { m, n } = plan.tiles, k = plan.padded.k;
   const bytes = 4 * (m * k + k * n + m * n * plan.slices);
-  return Math.max((workgroupTimes * flops) / rate, bytes / bandwidth(dev));
+  return Math.max((workgroupTimes * flops) / rate, bytes / bandwidth(c));
 }
 
 /**
@@ -195,7 +279,7 @@ function tileSeconds(plan: LaunchPlan, p: Params, dev: DeviceModel): number {
  * its columns, each right-strip workgroup its rows of A and the strip's columns of B), and its
  * trips of 256 k each, 8 workgroups to an SM.
  */
-function stripSeconds(s: Shape, plan: LaunchPlan, dev: DeviceModel): number {
+function stripSeconds(s: Shape, plan: LaunchPlan, c: Context): number {
   if (!plan.edgeStrips) return 0;
   const rows = s.m - plan.edgeStrips.rowsFrom, cols = s.n - plan.edgeStrips.colsFrom;
   let elements = 0;
@@ -206,31 +290,37 @@ function stripSeconds(s: Shape, plan: LaunchPlan, dev: DeviceModel): number {
   }
   const groups = plan.stripGroups.bottom + plan.stripGroups.right;
   return streamed(
-    4 * elements / STRIP_EFFICIENCY,
-    rounds(groups, 8, dev) * ceilDiv(s.k, 256),
-    bandwidth(dev),
+    4 * elements / c.model.stripEfficiency,
+    rounds(groups, 8, c.dev) * ceilDiv(s.k, 256),
+    c,
   );
 }
 
 /** The main kernel of a matrix-vector, row-dot or outer plan. */
-function bandwidthKernelSeconds(s: Shape, plan: LaunchPlan, p: Params, dev: DeviceModel): number {
-  const w = gridSize(plan), r = rounds(w, planResident(p), dev), bw = bandwidth(dev);
+function bandwidthKernelSeconds(s: Shape, plan: LaunchPlan, p: Params, c: Context): number {
+  const w = gridSize(plan), r = rounds(w, planResident(p), c.dev);
   const { k, n } = plan.padded;
   switch (p.PLAN) {
     case PLAN_GEMV: {
-      // B read once per row block; a trip is 16 k (4 k lanes x 4).
-      const trips = ceilDiv(ceilDiv(k, plan.slices), 4 * GEMV_K_LANES);
-      return streamed(4 * (k * n * plan.grid[1] + s.m * k + s.m * n * plan.slices), r * trips, bw);
+      // B read once per row block; a trip is 16 k (4 k lanes x 4); the busiest SM's workgroups
+      // each multiply BM rows by 256 columns over their slice of K.
+      const sliceK = ceilDiv(k, plan.slices);
+      const trips = ceilDiv(sliceK, 4 * GEMV_K_LANES);
+      const flops = Math.ceil(w / c.dev.sms) * 2 * p.BM * GEMV_COLUMNS * sliceK;
+      return Math.max(
+        streamed(4 * (k * n * plan.grid[1] + s.m * k + s.m * n * plan.slices), r * trips, c),
+        flops / (c.model.gemvEfficiency * c.dev.smGflops * 1e9),
+      );
     }
     case PLAN_ROWDOT: {
       // A read once per column block; one more trip for the reduction's rounds of barriers.
       const trips = ceilDiv(ceilDiv(k, plan.slices), rowdotTripK(rowdotConfig(p))) + 1;
-      return streamed(4 * (s.m * k * plan.grid[0] + k * n + s.m * n * plan.slices), r * trips, bw);
+      return streamed(4 * (s.m * k * plan.grid[0] + k * n + s.m * n * plan.slices), r * trips, c);
     }
     default: {
       // PLAN_OUTER: C written once, A read once per column block.
       const trips = ceilDiv(k, OUTER_K_STEP);
-      return streamed(4 * (s.m * n + s.m * k * plan.grid[0] + k * n), r * trips, bw);
+      return streamed(4 * (s.m * n + s.m * k * plan.grid[0] + k * n), r * trips, c);
     }
   }
 }
@@ -238,22 +328,27 @@ function bandwidthKernelSeconds(s: Shape, plan: LaunchPlan, p: Params, dev: Devi
 /**
  * The model's time for `plan` at `s` on `device`, in seconds: the fixed cost, the padding
  * copies (each matrix read and written once), the main kernel, the slice sum (the partial Cs
- * read, C written) and the edge strips. Pure: the same inputs give the same time.
+ * read, C written) and the edge strips, with the constants of `model` (the H200's fit unless
+ * given). Pure: the same inputs give the same time.
  */
-export function predictPlanTime(s: Shape, plan: Params, device: DeviceSummary): number {
-  const dev = deviceModel(device);
-  const bw = bandwidth(dev);
+export function predictPlanTime(
+  s: Shape,
+  plan: Params,
+  device: DeviceSummary,
+  model: TimeModel = H200_TIME_MODEL,
+): number {
+  const c: Context = { dev: deviceModel(device), model };
   const launch = planLaunchPlan(s, plan);
-  let seconds = FIXED_S;
-  for (const c of launch.copies) {
-    seconds += streamed(4 * (c.rows * c.cols + c.toRows * c.toCols), 1, bw);
+  let seconds = model.fixedS;
+  for (const copy of launch.copies) {
+    seconds += streamed(4 * (copy.rows * copy.cols + copy.toRows * copy.toCols), 1, c);
   }
   seconds += plan.PLAN === PLAN_GEMV || plan.PLAN === PLAN_ROWDOT || plan.PLAN === PLAN_OUTER
-    ? bandwidthKernelSeconds(s, launch, plan, dev)
-    : tileSeconds(launch, plan, dev);
+    ? bandwidthKernelSeconds(s, launch, plan, c)
+    : tileSeconds(launch, plan, c);
   if (launch.slices > 1 && gridSize(launch) > 0) {
     const rows = Math.min(launch.tiles.m, s.m), cols = Math.min(launch.tiles.n, s.n);
-    seconds += streamed(4 * 2 * launch.slices * rows * cols, 1, bw);
+    seconds += streamed(4 * 2 * launch.slices * rows * cols, 1, c);
   }
-  return seconds + stripSeconds(s, launch, dev);
+  return seconds + stripSeconds(s, launch, c);
 }
