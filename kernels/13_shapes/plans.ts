@@ -34,7 +34,8 @@
  * the pick: the winner measured at shape S0 replaces the model's pick at a shape S of the same
  * class (shapeClass) only when the search also measured, at S0, the plan the rule picks at S
  * and 12's plan, and the winner's measured advantage over both, carried from S0 to S by the
- * model's ratio for each plan, still holds at S. Where the search did not measure those plans
+ * model's ratio for each plan, still holds at S, by more than GUARD_MARGIN where S is not S0
+ * (the carried part is the model's reading). Where the search did not measure those plans
  * the rule's pick stands, so a saved winner never replaces a plan it was not measured against.
  */
 import type { DeviceSummary } from "../../lib/gpu.ts";
@@ -425,7 +426,12 @@ export function pickPlan(s: Shape, device: DeviceSummary): PlanChoice {
   const winner = carried(saved.params);
   const fallback = fallbackPlan(s, device);
   const rivals = [rule.params, ...samePlan(fallback, saved.params) ? [] : [fallback]].map(carried);
-  if (winner === undefined || rivals.some((t) => t === undefined || t <= winner)) return rule;
+  // At the winner's own shape the measured times decide; carried to a neighbour by the model,
+  // the advantage must clear the guard's margin, as any choice the model makes must.
+  const margin = sameShape(s, saved.at) ? 1 : 1 + GUARD_MARGIN;
+  if (winner === undefined || rivals.some((t) => t === undefined || t <= winner * margin)) {
+    return rule;
+  }
   return choice(candidate(s, saved.params, device), "tuned");
 }
 
