@@ -5,7 +5,8 @@
  * shape view and notebook 13 all read it from here.
  */
 import { sameShape, type Shape, shapeLabel, square } from "./matrix.ts";
-import type { KernelResult, PeerResult, RunRecord } from "./record.ts";
+import { isGpuRun, type KernelResult, type PeerResult, type RunRecord } from "./record.ts";
+import { deviceSlug } from "./gpu.ts";
 import { findKernel } from "./registry.ts";
 import { referencePeer } from "./compare.ts";
 
@@ -68,4 +69,17 @@ export function suiteRows(record: RunRecord, suite: readonly Shape[] = SHAPE_SUI
     });
   }
   return rows;
+}
+
+/** The run of `x`'s device and commit with the most suite shapes, if it has more than `x`. */
+export function suiteCompanion<T extends { path: string; record: RunRecord }>(
+  x: T,
+  runs: T[],
+): T | undefined {
+  const count = (r: RunRecord) => suiteRows(r).length;
+  const same = runs.filter((y) =>
+    isGpuRun(y.record) && y.record.commit === x.record.commit &&
+    deviceSlug(y.record.device) === deviceSlug(x.record.device)
+  ).sort((a, b) => count(b.record) - count(a.record))[0];
+  return same && count(same.record) > count(x.record) ? same : undefined;
 }

@@ -22,13 +22,8 @@ import {
 } from "../lib/heldout.ts";
 import { flops, sameShape, type Shape } from "../lib/matrix.ts";
 import { RECORD_SCHEMA, type RunRecord } from "../lib/record.ts";
-import { SHAPE_SUITE } from "../lib/suite.ts";
-import {
-  heldoutRecords,
-  heldoutTables,
-  resultsSection,
-  suiteCompanion,
-} from "../tools/results_table.ts";
+import { SHAPE_SUITE, suiteCompanion } from "../lib/suite.ts";
+import { heldoutRecords, heldoutTables, resultsSection } from "../tools/results_table.ts";
 
 const SEED = 1;
 const bytes = ({ m, k, n }: Shape) => 4 * (m * k + k * n + m * n);

@@ -25,7 +25,7 @@ import {
 import { flops, sameShape, type Shape, shapeLabel, uniqueShapes } from "../lib/matrix.ts";
 import { ODD_SHAPE_PAIRS } from "../lib/sizes.ts";
 import { geomean, percentOf, ratio, referencePeer } from "../lib/compare.ts";
-import { suiteRows } from "../lib/suite.ts";
+import { suiteCompanion, suiteRows } from "../lib/suite.ts";
 import {
   BARS,
   heldoutOf,
@@ -225,19 +225,6 @@ export interface HeldoutSource {
   path: string;
   record: RunRecord;
   suite?: { path: string; record: RunRecord };
-}
-
-/** The run of `x`'s device and commit with the most suite shapes, if it has more than `x`. */
-export function suiteCompanion<T extends { path: string; record: RunRecord }>(
-  x: T,
-  runs: T[],
-): T | undefined {
-  const count = (r: RunRecord) => suiteRows(r).length;
-  const same = runs.filter((y) =>
-    isGpuRun(y.record) && y.record.commit === x.record.commit &&
-    deviceSlug(y.record.device) === deviceSlug(x.record.device)
-  ).sort((a, b) => count(b.record) - count(a.record))[0];
-  return same && count(same.record) > count(x.record) ? same : undefined;
 }
 
 /** Held-out tables longer than this show their lowest and highest halves of it. */

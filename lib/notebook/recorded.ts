@@ -23,6 +23,7 @@ import {
 import { type Cell, fmt, showNote, showTable } from "./format.ts";
 import { percentOf, referencePeer } from "../compare.ts";
 import { square } from "../matrix.ts";
+import { suiteCompanion } from "../suite.ts";
 import { findKernel, KERNELS, stepName } from "../registry.ts";
 import { kernel } from "./steps.ts";
 import { type Session, showCeilings } from "./session.ts";
@@ -59,6 +60,16 @@ export async function newestGpuRun(
   // A pinned record is the notebook's explicit choice: shown even if its run stopped early.
   if (pinned) return isGpuRecord(pinned.record) && holds(pinned.record) ? pinned : undefined;
   return await newestRecord(recordsDir, (r) => isGpuRun(r) && holds(r));
+}
+
+/**
+ * Where `found`'s suite is: `found`, or the run of the same device and commit that measured more
+ * of the suite (a held-out run that left the suite to a second call, lib/suite.ts suiteCompanion).
+ */
+export async function suiteSource(
+  found: { path: string; record: RunRecord },
+): Promise<{ path: string; record: RunRecord }> {
+  return suiteCompanion(found, await listRecords(recordsDir)) ?? found;
 }
 
 /**

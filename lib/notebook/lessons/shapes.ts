@@ -36,7 +36,7 @@ import { STEP_TRANSFORMS } from "../../../kernels/12_generated/generate.ts";
 import { type Cell, fmt, showNote, showTable } from "../format.ts";
 import { kernel } from "../steps.ts";
 import { previousStep } from "../diff.ts";
-import { newestGpuRun } from "../recorded.ts";
+import { newestGpuRun, suiteSource } from "../recorded.ts";
 import type { Session } from "../session.ts";
 import { MODEL_DEVICE } from "../../model/device.ts";
 
@@ -183,11 +183,15 @@ export async function runSuiteLive(s: Session, step: string): Promise<LiveSuiteR
 
 /**
  * The GPU host's recorded suite: per shape the shapes step, the best of our kernels, cuBLAS and
- * TF.js with ratios to cuBLAS, or a plain note that no such record is committed yet.
+ * TF.js with ratios to cuBLAS, or a plain note that no such record is committed yet. Returns the
+ * record shown (the notebook's, or the run of its device and commit that ran the suite).
  */
-export async function showRecordedSuite(): Promise<boolean> {
+export async function showRecordedSuite(): Promise<
+  { path: string; record: RunRecord } | undefined
+> {
   const measuredSuite = (r: RunRecord) => suiteRows(r).filter((x) => x.step !== undefined);
-  const found = await newestGpuRun((r) => measuredSuite(r).length > 0);
+  const newest = await newestGpuRun((r) => measuredSuite(r).length > 0);
+  const found = newest && await suiteSource(newest);
   const rows = found ? measuredSuite(found.record) : [];
   if (!found || !rows.length) {
     await showNote(
@@ -195,7 +199,7 @@ export async function showRecordedSuite(): Promise<boolean> {
         "run this step on the GPU host and its record is in `data/runs/`, this cell shows every " +
         "shape of the suite against cuBLAS and TF.js.",
     );
-    return false;
+    return undefined;
   }
   const stepRatios = rows.map((r) => ratio(r.step, r.reference?.gflops));
   const bestRatios = rows.map((r) => ratio(r.best?.gflops, r.reference?.gflops));
@@ -217,7 +221,7 @@ export async function showRecordedSuite(): Promise<boolean> {
     `Recorded: ${found.record.device.description}, ${found.record.date.slice(0, 10)}, ` +
       `commit ${found.record.commit.slice(0, 7)} (${found.path.replace(/^.*\/data\//, "data/")})`,
   );
-  return true;
+  return found;
 }
 
 /**
@@ -259,8 +263,9 @@ export async function showRecordedHeldout(shown = 8): Promise<boolean> {
   }
   const rows = heldoutRows(found.record, section);
   const held = heldoutSummary(speedsOf(rows));
-  const suite = heldoutSummary(speedsOf(suiteRows(found.record)));
-  const onSuite = found.record.results.filter((r) => SHAPE_SUITE.some((s) => sameShape(s, r)));
+  const suiteRecord = (await suiteSource(found)).record;
+  const suite = heldoutSummary(speedsOf(suiteRows(suiteRecord)));
+  const onSuite = suiteRecord.results.filter((r) => SHAPE_SUITE.some((s) => sameShape(s, r)));
   const [suiteGain, heldGain] = [onSuite, section.results].map(plannedOverGeneral);
   const f = (x?: number) => x === undefined ? "" : x;
   await showTable(
