@@ -164,7 +164,7 @@ function parseFlags(argv: readonly string[], registry: KernelSpec[]): BenchArgs 
         heldoutCount = parseDim(value(), "--heldout");
         break;
       case "--seed":
-        heldoutSeed = parseDim(value(), "--seed");
+        heldoutSeed = parseSeed(value());
         break;
       case "--tune-shapes":
         noValue();
@@ -207,6 +207,18 @@ export function splitOnce(arg: string): [string, string] {
 }
 
 /** A positive integer in plain decimal; anything else (0, -3, 1.5, NaN, 1e3, "") is a usage error. */
+/**
+ * A held-out draw's seed: an integer of 0 to 2^32 - 1, the range a dated default falls in, so
+ * any recorded draw can be drawn again with --seed.
+ */
+function parseSeed(text: string): number {
+  const t = text.trim();
+  if (!/^\d+$/.test(t) || Number(t) >= 2 ** 32) {
+    fail(`--seed: ${JSON.stringify(text)} is not an integer of 0 to 2^32 - 1`);
+  }
+  return Number(t);
+}
+
 export function parseDim(text: string, flag: string): number {
   const t = text.trim();
   if (!/^\d+$/.test(t) || Number(t) < 1) {

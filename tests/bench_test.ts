@@ -68,6 +68,12 @@ Deno.test("bench flags: --quick-tune, --heldout N --seed S; --seed alone is refu
   assert.equal(dated.count, 3);
   assert.ok(Number.isInteger(dated.seed) && dated.seed > 0 && dated.seed < 2 ** 32);
   assert.throws(() => parseBenchArgs(["--seed", "7"]), /--seed needs --heldout/);
+  // A dated default seed is larger than any dimension: a recorded draw can be drawn again.
+  assert.equal(
+    parseBenchArgs(["--heldout", "40", "--seed", String(dated.seed)]).heldout?.seed,
+    dated.seed,
+  );
+  assert.equal(parseBenchArgs(["--heldout", "4", "--seed", "29928452"]).heldout?.seed, 29928452);
   assert.throws(() => parseBenchArgs(["--heldout", "0"]), /positive integer/);
 });
 
