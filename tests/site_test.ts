@@ -340,7 +340,7 @@ Deno.test("site: the default build renders the committed notebooks, runs no kern
     const seen = await page.eval<{
       sourceTop: number;
       inherited: string[];
-      diffCells: { align: string; space: string }[];
+      diffLines: { align: string; space: string }[];
       figures: { loaded: boolean; right: number }[];
       width: number;
     }>(`(() => {
@@ -350,9 +350,12 @@ Deno.test("site: the default build renders the committed notebooks, runs no kern
         inherited: [...document.querySelectorAll(".jp-OutputArea-output td")]
           .filter((td) => getComputedStyle(td).textAlign === "right" && !own(td))
           .map((td) => td.textContent),
-        diffCells: [...document.querySelectorAll("table[style*=monospace] td")]
-          .filter((td) => /^[-+ ] /.test(td.textContent))
-          .map((td) => ({ align: getComputedStyle(td).textAlign, space: getComputedStyle(td).whiteSpace })),
+        diffLines: [...document.querySelectorAll(".jp-OutputArea-output pre > span")]
+          .filter((line) => /^ *\\d* +\\d* [-+] /.test(line.textContent))
+          .map((line) => {
+            const pre = getComputedStyle(line.parentElement);
+            return { align: pre.textAlign, space: pre.whiteSpace };
+          }),
         figures: [...document.querySelectorAll(".jp-OutputArea-output img")].map((img) => ({
           loaded: img.complete && img.naturalWidth > 0,
           right: img.getBoundingClientRect().right,
@@ -362,8 +365,13 @@ Deno.test("site: the default build renders the committed notebooks, runs no kern
     })()`);
     assert.ok(seen.sourceTop < 200, `the source line starts ${seen.sourceTop} px down`);
     assert.deepEqual(seen.inherited, [], "cells right-aligned by nbconvert's style");
-    assert.ok(seen.diffCells.length > 10, `${seen.diffCells.length} diff lines`);
-    for (const cell of seen.diffCells) assert.deepEqual(cell, { align: "left", space: "pre" });
+    // The diff's changed lines, in a <pre> that keeps their indentation (pre or pre-wrap),
+    // left-aligned (left, or start in a left-to-right page).
+    assert.ok(seen.diffLines.length > 10, `${seen.diffLines.length} diff lines`);
+    for (const line of seen.diffLines) {
+      assert.ok(["left", "start"].includes(line.align), JSON.stringify(line));
+      assert.ok(["pre", "pre-wrap"].includes(line.space), JSON.stringify(line));
+    }
     assert.ok(seen.figures.length >= 2, `${seen.figures.length} figures`);
     for (const f of seen.figures) assert.ok(f.loaded && f.right <= seen.width, JSON.stringify(f));
   } finally {
