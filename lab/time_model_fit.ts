@@ -16,8 +16,8 @@
  *   shapes is one the bench's held-out draw can name (lib/heldout.ts: its model shapes differ,
  *   and its log-uniform draw is new at every seed).
  *
- * The fit (fitTimeModel): coordinate descent on every constant, each moved by a factor while
- * that lowers the sum over the times of a Huber loss on log(predicted / measured) (squared up
+ * The fit (fitTimeModel): coordinate descent on the constants it refits (REFIT) and the short-K
+ * shares, each moved by a factor while that lowers the sum over the times of a Huber loss on log(predicted / measured) (squared up
  * to a miss of 30%, linear past it, so a few odd times do not steer it).
  *
  *   deno run --allow-read lab/time_model_fit.ts     prints the fit and its errors
@@ -26,6 +26,8 @@ import { namedDevice } from "../lib/gpu.ts";
 import type { Shape } from "../lib/matrix.ts";
 import type { Params } from "../lib/steps/spec.ts";
 import type { TuningRecord } from "../lib/tuning.ts";
+import { loadRecord } from "../lib/record.ts";
+import { generatedParams } from "../kernels/12_generated/step.ts";
 import { PLAN_TILES } from "../kernels/13_shapes/launch.ts";
 import {
   H200_TIME_MODEL,
@@ -63,7 +65,7 @@ export async function savedTimes(): Promise<{ all: Measured[]; record12: Measure
   const tiles = await readJson("data/tuning/nvidia-h200/generated.json") as TuningRecord;
   const fastest = new Map<string, typeof tiles.trials[number]>();
   for (const t of tiles.trials.filter((t) => t.validated)) {
-    const key = ["BM", "BN", "BK", "TN"].map((k) => t.params[k]).join("x");
+    const key = tileKey(generatedParams(t.params));
     if (!fastest.has(key) || t.medianMs! < fastest.get(key)!.medianMs!) fastest.set(key, t);
   }
   for (const t of fastest.values()) {
@@ -75,7 +77,9 @@ export async function savedTimes(): Promise<{ all: Measured[]; record12: Measure
       }
     }
   }
-  const record = await readJson("data/runs/nvidia-h200-2026-11-26T0725.json");
+  const record = await loadRecord(
+    new URL("../data/runs/nvidia-h200-2026-11-26T0725.json", import.meta.url),
+  );
   const record12: Measured[] = [];
   for (const r of record.results) {
     if (!r.validated || !["12_generated", "13_shapes"].includes(r.kernel)) continue;
@@ -86,7 +90,7 @@ export async function savedTimes(): Promise<{ all: Measured[]; record12: Measure
       session: "record" as const,
       shape: { m: r.m, k: r.k, n: r.n },
       params,
-      seconds: r.medianMs / 1e3,
+      seconds: r.medianMs! / 1e3,
     };
     all.push(m);
     if (r.kernel === "12_generated") record12.push(m);
@@ -115,18 +119,8 @@ const loss = (times: Measured[], model: TimeModel) =>
     0,
   );
 
-/** The constants the fit moves, and the ones it keeps in [0, 1]. */
+/** A constant of the model besides its tables, and the ones that are shares (kept in [0, 1]). */
 export type Scalar = Exclude<keyof TimeModel, "tileEfficiency" | "shortKEfficiency">;
-const SCALARS: Scalar[] = [
-  "fixedS",
-  "kTiles",
-  "overlap",
-  "partialWave",
-  "dramEfficiency",
-  "stripEfficiency",
-  "tripS",
-  "gemvEfficiency",
-];
 const UNIT: Scalar[] = [
   "overlap",
   "partialWave",
@@ -136,15 +130,10 @@ const UNIT: Scalar[] = [
 ];
 
 /**
- * Coordinate descent from `start`: each constant (and each row of the tile table) moved up or
- * down by a factor while the loss falls, the factor halved each round.
+ * Coordinate descent from `start`: each of `scalars` and each row of the short-K table moved up
+ * or down by a factor while the loss falls, the factor halved each round; the rest kept.
  */
-export function fitTimeModel(
-  times: Measured[],
-  start: TimeModel = H200_TIME_MODEL,
-  moves: { scalars?: Scalar[]; longTable?: boolean } = {},
-): TimeModel {
-  const scalars = moves.scalars ?? SCALARS;
+export function fitTimeModel(times: Measured[], start: TimeModel, scalars: Scalar[]): TimeModel {
   let best: TimeModel = {
     ...start,
     tileEfficiency: { ...start.tileEfficiency },
@@ -154,7 +143,7 @@ export function fitTimeModel(
   const shortKTiles = [
     ...new Set(
       times.filter((m) => m.session === "short K" && m.params.PLAN === PLAN_TILES)
-        .map((m) => tileKey(m.params as unknown as Parameters<typeof tileKey>[0])),
+        .map((m) => tileKey(generatedParams(m.params))),
     ),
   ];
   let bestLoss = loss(times, best);
@@ -173,22 +162,10 @@ export function fitTimeModel(
       for (const key of scalars) {
         for (const dir of [1 + step, 1 / (1 + step)]) {
           let v = best[key] * dir;
-          if (key === "overlap" && best.overlap === 0) v = step;
           if (UNIT.includes(key)) v = Math.min(1, v);
           while (tryModel({ ...best, [key]: v })) {
             moved = true;
             v = UNIT.includes(key) ? Math.min(1, v * dir) : v * dir;
-          }
-        }
-      }
-      for (const key of moves.longTable === false ? [] : Object.keys(best.tileEfficiency)) {
-        for (const dir of [1 + step, 1 / (1 + step)]) {
-          let v = best.tileEfficiency[key] * dir;
-          while (
-            tryModel({ ...best, tileEfficiency: { ...best.tileEfficiency, [key]: Math.min(1, v) } })
-          ) {
-            moved = true;
-            v *= dir;
           }
         }
       }
@@ -219,10 +196,7 @@ export const REFIT: Scalar[] = ["fixedS", "kTiles", "overlap", "gemvEfficiency"]
 
 /** The fit of H200_TIME_MODEL: from its constants with no short-K table, REFIT and that table. */
 export const fitH200 = (times: Measured[]): TimeModel =>
-  fitTimeModel(times, { ...H200_TIME_MODEL, shortKEfficiency: {} }, {
-    scalars: REFIT,
-    longTable: false,
-  });
+  fitTimeModel(times, { ...H200_TIME_MODEL, shortKEfficiency: {} }, REFIT);
 
 if (import.meta.main) {
   const { all } = await savedTimes();

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { acquireGpu, type DeviceSummary, namedDevice } from "../lib/gpu.ts";
 import { findKernel } from "../lib/registry.ts";
 import { BoundProblem, prepareKernel, runKernel } from "../lib/runner.ts";
-import { rng, sameShape, type Shape, shapeLabel } from "../lib/matrix.ts";
+import { rng, sameShape, type Shape, shapeLabel, uniqueShapes } from "../lib/matrix.ts";
 import type { Params } from "../lib/steps/spec.ts";
 import { SHAPE_SUITE } from "../lib/suite.ts";
 import { saveTuning, type TuningRecord } from "../lib/tuning.ts";
@@ -178,40 +178,31 @@ async function samePairs(): Promise<{ predicted: number; measured: number }[]> {
     TILE_CONFIGS.some((c) => (["BM", "BN", "BK", "TN"] as const).every((k) => c[k] === p[k]));
   const tile = (p: Params) => ["BM", "BN", "BK", "TN"].map((k) => p[k]).join("x");
   const pairs: { predicted: number; measured: number }[] = [];
+  // Each plan of `here` the planner considers, against `base` measured in the same session.
+  const against = (base: Measured, here: Measured[]) => {
+    const time = (p: Params) => predictPlanTime(base.shape, p, H200) - FIXED_S;
+    for (const m of here) {
+      if (m === base || m.session !== base.session || !considered(m.params)) continue;
+      pairs.push({
+        predicted: time(base.params) / time(m.params),
+        measured: base.seconds / m.seconds,
+      });
+    }
+  };
   for (const twelve of record12) {
     const here = all.filter((m) => sameShape(m.shape, twelve.shape));
     const inSearch = here.find((m) =>
       m.session === "search" && m.params.PLAN === PLAN_TILES && m.params.SLICES === 1 &&
       tile(m.params) === tile(twelve.params)
     );
-    for (const [base, session] of [[inSearch, "search"], [twelve, "record"]] as const) {
-      if (!base) continue;
-      for (const m of here) {
-        if (m === base || m.session !== session || !considered(m.params)) continue;
-        const time = (p: Params) => predictPlanTime(m.shape, p, H200) - FIXED_S;
-        pairs.push({
-          predicted: time(base.params) / time(m.params),
-          measured: base.seconds / m.seconds,
-        });
-      }
-    }
+    if (inSearch) against(inSearch, here);
+    against(twelve, here);
   }
   const short = all.filter((m) => m.session === "short K");
-  const shapes = short.map((m) => m.shape).filter((s, i, l) =>
-    l.findIndex((t) => sameShape(t, s)) === i
-  );
-  for (const shape of shapes) {
+  for (const shape of uniqueShapes(short.map((m) => m.shape))) {
     const here = short.filter((m) => sameShape(m.shape, shape));
     const base = here.find((m) => samePlan(m.params, fallbackPlan(shape, H200)));
-    if (!base) continue;
-    const time = (p: Params) => predictPlanTime(shape, p, H200) - FIXED_S;
-    for (const m of here) {
-      if (m === base || !considered(m.params)) continue;
-      pairs.push({
-        predicted: time(base.params) / time(m.params),
-        measured: base.seconds / m.seconds,
-      });
-    }
+    if (base) against(base, here);
   }
   return pairs;
 }
