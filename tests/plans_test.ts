@@ -26,7 +26,13 @@ import {
   shapeClass,
   TILE_CONFIGS,
 } from "../kernels/13_shapes/plans.ts";
-import { PLAN_OUTER, PLAN_ROWDOT, PLAN_TILES, planKind } from "../kernels/13_shapes/launch.ts";
+import {
+  PLAN_OUTER,
+  PLAN_ROWDOT,
+  PLAN_SHORTK,
+  PLAN_TILES,
+  planKind,
+} from "../kernels/13_shapes/launch.ts";
 import {
   FIXED_S,
   H200_TIME_MODEL,
@@ -55,6 +61,13 @@ const rowdot = (KL: number, rows: number, BN: number, SLICES = 1): Params => ({
   BN,
 });
 const outer = (rows: number): Params => ({ PLAN: PLAN_OUTER, SLICES: 1, BM: 8 * rows, BN: 128 });
+const shortk = (rows: number, depth: number): Params => ({
+  PLAN: PLAN_SHORTK,
+  SLICES: 1,
+  BM: 8 * rows,
+  BN: 128,
+  BK: depth,
+});
 
 /** Each new kernel at sizes that force its edges: ragged K, rows and columns, empty slices. */
 const CASES: [Shape, Params][] = [
@@ -74,9 +87,15 @@ const CASES: [Shape, Params][] = [
   [{ m: 101, k: 1, n: 257 }, outer(1)],
   [{ m: 257, k: 2, n: 131 }, outer(4)],
   [{ m: 131, k: 5, n: 299 }, outer(8)],
+  // Short K: one trip (K = 18 of 32), a partial last trip (K = 50 of 16 per trip, a ragged 4 k),
+  // ragged rows and columns, and a K past the trip depth with M under one workgroup's rows.
+  [{ m: 301, k: 18, n: 313 }, shortk(16, 32)],
+  [{ m: 77, k: 50, n: 131 }, shortk(4, 16)],
+  [{ m: 129, k: 3, n: 200 }, shortk(8, 16)],
+  [{ m: 40, k: 97, n: 260 }, shortk(8, 32)],
 ];
 
-Deno.test("plans: the row-dot, dot and outer kernels validate at odd sizes", async () => {
+Deno.test("plans: the row-dot, dot, outer and short-K kernels validate at odd sizes", async () => {
   const gpu = await acquireGpu();
   for (const [shape, params] of CASES) {
     const r = await runKernel(gpu, spec, shape, { params, skipTiming: true });
@@ -138,6 +157,10 @@ Deno.test("plans: plans of the new kernels that cannot run are refused with the 
   assert.match(bad({ ...outer(2), SLICES: 2 })!, /does not split K/);
   assert.match(bad(outer(3))!, /rows per invocation/);
   assert.equal(bad(outer(8)), undefined);
+  assert.match(bad({ ...shortk(8, 16), SLICES: 2 })!, /does not split K/);
+  assert.match(bad(shortk(2, 16))!, /rows per invocation/);
+  assert.match(bad(shortk(8, 8))!, /k per trip/);
+  assert.equal(bad(shortk(16, 32)), undefined);
 });
 
 // ---------------------------------------------------------------------------------------------

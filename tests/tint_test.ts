@@ -1,8 +1,8 @@
 /**
  * Every kernel text the project can emit, compiled by Chromium's WebGPU (Tint), not only by Deno's
  * naga: each step at its defaults and at every valid point of its search space, every plan step
- * 13 can pick (tiles, split K, matrix-vector, row-dot, dot, outer) over a spread of shapes and
- * devices, every configuration of its row-dot and outer kernels, and the helper and ceiling
+ * 13 can pick (tiles, split K, matrix-vector, row-dot, dot, outer, short-K) over a spread of shapes
+ * and devices, every configuration of its row-dot, outer and short-K kernels, and the helper and ceiling
  * kernels. Tint enforces rules naga skips (a barrier only in uniform control flow), so
  * a kernel counts as valid WGSL once Tint accepts it. Kernels with override constants also get a
  * pipeline (the constants checked) wherever they fit the adapter's limits.
@@ -18,9 +18,15 @@ import type { Shape } from "../lib/matrix.ts";
 import { findKernel, KERNELS } from "../lib/registry.ts";
 import { SHAPE_SUITE } from "../lib/suite.ts";
 import { candidates } from "../kernels/13_shapes/plans.ts";
-import { PLAN_OUTER, PLAN_ROWDOT } from "../kernels/13_shapes/launch.ts";
+import { PLAN_OUTER, PLAN_ROWDOT, PLAN_SHORTK } from "../kernels/13_shapes/launch.ts";
 import { ROWDOT_INVOCATIONS, ROWDOT_K_LANES } from "../kernels/13_shapes/rowdot.ts";
 import { OUTER_COLUMNS, OUTER_ROWS, outerRowsPerWorkgroup } from "../kernels/13_shapes/outer.ts";
+import {
+  SHORTK_COLUMNS,
+  SHORTK_DEPTHS,
+  SHORTK_ROWS,
+  shortkRowsPerWorkgroup,
+} from "../kernels/13_shapes/shortk.ts";
 import { launchChromium, serveFolder } from "./browser.ts";
 
 /** One kernel text to compile: its entry point and override constants when it has a pipeline. */
@@ -57,7 +63,7 @@ const PLAN_SHAPES: Shape[] = [
   { m: 8192, k: 5, n: 8192 },
 ];
 
-/** Every configuration of step 13's row-dot and outer kernels, as plans of the step. */
+/** Every configuration of step 13's row-dot, outer and short-K kernels, as plans of the step. */
 function familyPlans(): Record<string, number>[] {
   const out: Record<string, number>[] = [];
   for (const KL of ROWDOT_K_LANES) {
@@ -69,6 +75,12 @@ function familyPlans(): Record<string, number>[] {
   }
   for (const rows of OUTER_ROWS) {
     out.push({ PLAN: PLAN_OUTER, SLICES: 1, BM: outerRowsPerWorkgroup(rows), BN: OUTER_COLUMNS });
+  }
+  for (const rows of SHORTK_ROWS) {
+    for (const BK of SHORTK_DEPTHS) {
+      const BM = shortkRowsPerWorkgroup(rows);
+      out.push({ PLAN: PLAN_SHORTK, SLICES: 1, BM, BN: SHORTK_COLUMNS, BK });
+    }
   }
   return out;
 }

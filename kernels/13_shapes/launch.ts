@@ -15,6 +15,8 @@
  *   workgroup, KL k lanes per row group: the small-N plan (KL 32), and with KL 256 the dot
  *   product (a whole workgroup on each row).
  * - PLAN 3, outer: kernels/13_shapes/outer.ts, BM rows by 128 columns per workgroup: tiny K.
+ * - PLAN 4, short-K: kernels/13_shapes/shortk.ts, BM rows by 128 columns per workgroup, BK k
+ *   staged per trip: short K with a large C.
  */
 import { ceilDiv, type LaunchPlan, launchPlan, type LaunchSpec } from "../../lib/steps/launch.ts";
 import { type KernelSpec, type Params, stepLayout } from "../../lib/steps/spec.ts";
@@ -23,20 +25,30 @@ import type { Shape } from "../../lib/matrix.ts";
 import { step as generated } from "../12_generated/step.ts";
 import { ROWDOT_INVOCATIONS } from "./rowdot.ts";
 import { outerRowsPerWorkgroup } from "./outer.ts";
+import { type ShortKConfig, shortkRowsPerWorkgroup } from "./shortk.ts";
 import type { GemvLoads } from "./gemv.ts";
 
 export const PLAN_TILES = 0;
 export const PLAN_GEMV = 1;
 export const PLAN_ROWDOT = 2;
 export const PLAN_OUTER = 3;
+export const PLAN_SHORTK = 4;
 
-export type PlanKind = "tiles" | "split-K" | "matrix-vector" | "row-dot" | "dot" | "outer";
+export type PlanKind =
+  | "tiles"
+  | "split-K"
+  | "matrix-vector"
+  | "row-dot"
+  | "dot"
+  | "outer"
+  | "short-K";
 
 /** What a parameter set of the step does. */
 export function planKind(p: Params): PlanKind {
   if (p.PLAN === PLAN_GEMV) return "matrix-vector";
   if (p.PLAN === PLAN_ROWDOT) return p.KL === ROWDOT_INVOCATIONS ? "dot" : "row-dot";
   if (p.PLAN === PLAN_OUTER) return "outer";
+  if (p.PLAN === PLAN_SHORTK) return "short-K";
   return p.SLICES > 1 ? "split-K" : "tiles";
 }
 
@@ -48,12 +60,18 @@ export const gemvLoads = (p: Params): GemvLoads => p.LOADS === 1 ? 1 : 4;
 /** Rows of C per invocation of an outer plan (its BM is 8 warps x rows). */
 export const outerRows = (p: Params) => p.BM / outerRowsPerWorkgroup(1);
 
+/** The short-K kernel a plan runs: rows of C per invocation (its BM is 8 warps x rows), BK k per trip. */
+export const shortkConfig = (p: Params): ShortKConfig => ({
+  rows: p.BM / shortkRowsPerWorkgroup(1),
+  depth: p.BK,
+});
+
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 /**
  * A plan as readers know it: "split-K 4 x 128x256x16 TN 8" (BM x BN x BK, TN outputs wide),
  * "matrix-vector 16 rows, 8 slices", "row-dot 8 rows x 4 columns", "dot, 32 slices", "outer
- * 16 rows".
+ * 16 rows", "short-K 128 rows, 32 k per trip".
  */
 export function planLabel(p: Params): string {
   const kind = planKind(p);
@@ -69,6 +87,8 @@ export function planLabel(p: Params): string {
       return `dot ${plural(p.BM, "row")} x ${plural(p.BN, "column")}${slices}`;
     case "outer":
       return `outer ${plural(p.BM, "row")}`;
+    case "short-K":
+      return `short-K ${plural(p.BM, "row")}, ${p.BK} k per trip`;
   }
   const tile = `${p.BM}x${p.BN}x${p.BK}${p.TN ? ` TN ${p.TN}` : ""}`;
   return kind === "split-K" ? `split-K ${p.SLICES} x ${tile}` : `tiles ${tile}`;
@@ -76,12 +96,13 @@ export function planLabel(p: Params): string {
 
 /** Plans that read A and B as they are (any K and N, no padding copies). */
 const unpadded = (p: Params) =>
-  p.PLAN === PLAN_ROWDOT || p.PLAN === PLAN_OUTER || (p.PLAN === PLAN_GEMV && gemvLoads(p) === 1);
+  p.PLAN === PLAN_ROWDOT || p.PLAN === PLAN_OUTER || p.PLAN === PLAN_SHORTK ||
+  (p.PLAN === PLAN_GEMV && gemvLoads(p) === 1);
 
 /**
  * How the runner launches a plan: the grid over BN columns and BM rows of C per workgroup,
  * z = SLICES; the tile plans and the vec4 matrix-vector plan read K and N padded to multiples of 4
- * (vec4 rows), the scalar matrix-vector, row-dot and outer plans any size; edge strips for the
+ * (vec4 rows), the scalar matrix-vector, row-dot, outer and short-K plans any size; edge strips for the
  * tile plans only.
  */
 export const planLaunch: Pick<KernelSpec, "dispatch" | "align" | "edgeStrips" | "slices"> = {

@@ -9,7 +9,9 @@
  * - matrix-vector (kernels/13_shapes/gemv.ts) when M <= 64;
  * - row-dot (kernels/13_shapes/rowdot.ts) when N <= 32, and dot, its form with a whole
  *   workgroup on each row, for the dot product and other products of a few rows and columns;
- * - outer (kernels/13_shapes/outer.ts) when K <= 16.
+ * - outer (kernels/13_shapes/outer.ts) when K <= 16;
+ * - short-K (kernels/13_shapes/shortk.ts) when K <= 512 and C has at least a tile's rows and
+ *   columns.
  *
  * The rule. The model (kernels/13_shapes/predict.ts predictPlanTime, fit to the H200's saved
  * measurements) predicts every plan's time. Step 12's general kernel at its tuned parameters,
@@ -51,10 +53,12 @@ import {
   PLAN_GEMV,
   PLAN_OUTER,
   PLAN_ROWDOT,
+  PLAN_SHORTK,
   PLAN_TILES,
   type PlanKind,
   planKind,
   planLaunchPlan,
+  shortkConfig,
 } from "./launch.ts";
 import {
   FIXED_S,
@@ -73,6 +77,13 @@ import {
   rowdotTripK,
 } from "./rowdot.ts";
 import { OUTER_COLUMNS, OUTER_ROWS, outerRowsPerWorkgroup } from "./outer.ts";
+import {
+  SHORTK_COLUMNS,
+  SHORTK_DEPTHS,
+  SHORTK_ROWS,
+  shortkRowsPerWorkgroup,
+  shortkStorageBytes,
+} from "./shortk.ts";
 
 /**
  * The tile configurations the planner considers (with 12's tuned one; GROUP_M and AHEAD come
@@ -96,6 +107,11 @@ const MIN_SLICE_K = 128;
 /** The widest N the row-dot plan is considered for, and the deepest K for the outer plan. */
 const ROWDOT_MAX_N = ROWDOT_MAX_COLS;
 const OUTER_MAX_K = 16;
+/**
+ * The deepest K the short-K plan is considered for: past it, 12's double-buffered loop hides
+ * its loads where the short-K kernel waits for each trip's.
+ */
+const SHORTK_MAX_K = 512;
 /**
  * The most rows for which the matrix-vector plan is a candidate: four row blocks of 16, each
  * reading B once, which at M of 33 to 64 still reads fewer bytes than a 64-row tile wastes.
@@ -264,6 +280,23 @@ function outerPlans(s: Shape, device: DeviceSummary): Params[] {
 }
 
 /**
+ * The short-K plans, for K up to SHORTK_MAX_K where C has at least the smallest plan's rows and
+ * 32 columns (thinner products have plans of their own).
+ */
+function shortkPlans(s: Shape, device: DeviceSummary): Params[] {
+  if (s.k > SHORTK_MAX_K || s.m < shortkRowsPerWorkgroup(SHORTK_ROWS[0]) || s.n < 32) return [];
+  return SHORTK_ROWS.flatMap((rows) =>
+    SHORTK_DEPTHS.map((depth) => ({
+      PLAN: PLAN_SHORTK,
+      SLICES: 1,
+      BM: shortkRowsPerWorkgroup(rows),
+      BN: SHORTK_COLUMNS,
+      BK: depth,
+    }))
+  ).filter((p) => launchable(s, p, device, shortkStorageBytes(shortkConfig(p))));
+}
+
+/**
  * The matrix-vector kernel's loads at `s`: vec4s where K and N are multiples of 4, else scalar
  * loads (vec4 rows would need a padded copy of B).
  */
@@ -293,6 +326,7 @@ export function candidates(s: Shape, device: DeviceSummary): Candidate[] {
     ...gemvPlans(s),
     ...rowdotPlans(s, device),
     ...outerPlans(s, device),
+    ...shortkPlans(s, device),
   ];
   return plans.map((p) => candidate(s, p, device)).sort((a, b) => a.seconds - b.seconds);
 }
@@ -354,6 +388,8 @@ function planKeys(p: Params): string[] {
       return ["PLAN", "SLICES", "BM", "BN", "KL"];
     case PLAN_OUTER:
       return ["PLAN", "BM"];
+    case PLAN_SHORTK:
+      return ["PLAN", "BM", "BK"];
     default:
       return [
         "PLAN",

@@ -58,8 +58,10 @@ import {
   PLAN_GEMV,
   PLAN_OUTER,
   PLAN_ROWDOT,
+  PLAN_SHORTK,
   planLaunchPlan,
   rowdotRows,
+  shortkConfig,
 } from "./launch.ts";
 import {
   ROWDOT_INVOCATIONS,
@@ -69,6 +71,7 @@ import {
   rowdotTripK,
 } from "./rowdot.ts";
 import { OUTER_INVOCATIONS, OUTER_K_STEP, outerRegisters } from "./outer.ts";
+import { SHORTK_COLUMNS, SHORTK_INVOCATIONS, shortkRegisters, shortkStorageBytes } from "./shortk.ts";
 
 /**
  * The model's constants: what it takes from measurements. H200_TIME_MODEL holds the fit
@@ -109,6 +112,10 @@ export interface TimeModel {
    * geometrically from this one to the long-K one.
    */
   shortKEfficiency: Record<string, number>;
+  /** Share of an SM's FMA peak the short-K kernel's multiply-adds reach in full waves. */
+  shortkKernelEfficiency: number;
+  /** k's worth of work each trip of the short-K kernel adds (staging, its two waits). */
+  shortkTripK: number;
 }
 
 /** The slices of K at and below which shortKEfficiency holds, and from which tileEfficiency does. */
@@ -164,6 +171,8 @@ export const H200_TIME_MODEL: TimeModel = {
     "64x256x8/16": 0.493,
     "64x64x8/8": 0.597,
   },
+  shortkKernelEfficiency: 0.6,
+  shortkTripK: 32,
 };
 
 /** What every product costs whatever its plan (the H200 fit's). */
@@ -229,6 +238,11 @@ export function planResident(p: Params): number {
     }
     case PLAN_OUTER:
       return occupancy(HOPPER_SM, OUTER_INVOCATIONS, outerRegisters(outerRows(p)), 0).resident;
+    case PLAN_SHORTK: {
+      const c = shortkConfig(p);
+      return occupancy(HOPPER_SM, SHORTK_INVOCATIONS, shortkRegisters(c), shortkStorageBytes(c))
+        .resident;
+    }
     default:
       return residentPerSm(generatedParams(p));
   }
@@ -253,6 +267,17 @@ const rounds = (workgroups: number, resident: number, dev: DeviceModel) =>
 const streamed = (bytes: number, trips: number, c: Context) =>
   Math.max(bytes / bandwidth(c), trips * c.model.tripS);
 
+/**
+ * Workgroup-times of the busiest SM: its ceil(W / SMs) workgroups, R at once, a partly filled last
+ * wave of j taking R^b · j^(1 - b) workgroups' time.
+ */
+function busiestSm(workgroups: number, resident: number, { dev, model }: Context): number {
+  const perSm = Math.ceil(workgroups / dev.sms);
+  const full = Math.floor(perSm / resident), last = perSm - full * resident;
+  const b = model.partialWave;
+  return full * resident + (last ? resident ** b * last ** (1 - b) : 0);
+}
+
 /** The tile kernel's dispatch: the busiest SM's waves, or its compulsory bytes. */
 function tileSeconds(plan: LaunchPlan, p: Params, c: Context): number {
   const { dev, model } = c;
@@ -260,14 +285,11 @@ function tileSeconds(plan: LaunchPlan, p: Params, c: Context): number {
   if (w === 0) return 0;
   const config = generatedParams(p);
   const resident = residentPerSm(config);
-  const perSm = Math.ceil(w / dev.sms);
-  const full = Math.floor(perSm / resident), last = perSm - full * resident;
   const sliceK = ceilDiv(ceilDiv(plan.padded.k, plan.slices), config.BK) * config.BK;
   const overhead = model.kTiles * config.BK / resident ** model.overlap;
   const flops = 2 * config.BM * config.BN * (sliceK + overhead);
   const rate = tileEfficiency(config, sliceK, model) * dev.smGflops * 1e9;
-  const b = model.partialWave;
-  const workgroupTimes = full * resident + (last ? resident ** b * last ** (1 - b) : 0);
+  const workgroupTimes = busiestSm(w, resident, c);
   const { m, n } = plan.tiles, k = plan.padded.k;
   const bytes = 4 * (m * k + k * n + m * n * plan.slices);
   return Math.max((workgroupTimes * flops) / rate, bytes / bandwidth(c));
@@ -326,6 +348,22 @@ function bandwidthKernelSeconds(s: Shape, plan: LaunchPlan, p: Params, c: Contex
 }
 
 /**
+ * The short-K kernel's dispatch, timed like a tile's: each workgroup multiplies BM x 128 over K
+ * (whole 4 k) plus shortkTripK k per trip of BK, at shortkKernelEfficiency of the SM's FMA peak
+ * shared by the workgroups it holds; or its bytes (A once per column block, B once per row block,
+ * C once), whichever is longer.
+ */
+function shortkSeconds(s: Shape, plan: LaunchPlan, p: Params, c: Context): number {
+  const w = gridSize(plan);
+  if (w === 0) return 0;
+  const trips = ceilDiv(s.k, p.BK);
+  const flops = 2 * p.BM * SHORTK_COLUMNS * (4 * ceilDiv(s.k, 4) + c.model.shortkTripK * trips);
+  const rate = c.model.shortkKernelEfficiency * c.dev.smGflops * 1e9;
+  const bytes = 4 * (s.m * s.k * plan.grid[0] + s.k * s.n * plan.grid[1] + s.m * s.n);
+  return Math.max(busiestSm(w, planResident(p), c) * flops / rate, bytes / bandwidth(c));
+}
+
+/**
  * The model's time for `plan` at `s` on `device`, in seconds: the fixed cost, the padding
  * copies (each matrix read and written once), the main kernel, the slice sum (the partial Cs
  * read, C written) and the edge strips, with the constants of `model` (the H200's fit unless
@@ -343,7 +381,9 @@ export function predictPlanTime(
   for (const copy of launch.copies) {
     seconds += streamed(4 * (copy.rows * copy.cols + copy.toRows * copy.toCols), 1, c);
   }
-  seconds += plan.PLAN === PLAN_GEMV || plan.PLAN === PLAN_ROWDOT || plan.PLAN === PLAN_OUTER
+  seconds += plan.PLAN === PLAN_SHORTK
+    ? shortkSeconds(s, launch, plan, c)
+    : plan.PLAN === PLAN_GEMV || plan.PLAN === PLAN_ROWDOT || plan.PLAN === PLAN_OUTER
     ? bandwidthKernelSeconds(s, launch, plan, c)
     : tileSeconds(launch, plan, c);
   if (launch.slices > 1 && gridSize(launch) > 0) {

@@ -3,8 +3,9 @@
  * (kernels/13_shapes/plans.ts): step 12's generated kernel at a tile size that fills the GPU's
  * waves, the same kernel with K split into slices summed in a fixed order when M x N is small
  * and K long, a matrix-vector kernel (kernels/13_shapes/gemv.ts) when M is 1 to 64, a row-dot
- * kernel (kernels/13_shapes/rowdot.ts) when N is 1 to 32 and for the dot product, and an outer
- * kernel (kernels/13_shapes/outer.ts) when K is tiny. A time model ranks them at every shape,
+ * kernel (kernels/13_shapes/rowdot.ts) when N is 1 to 32 and for the dot product, an outer
+ * kernel (kernels/13_shapes/outer.ts) when K is tiny and a short-K kernel
+ * (kernels/13_shapes/shortk.ts) when K is short and C large. A time model ranks them at every shape,
  * and a plan other than 12's own runs only where the model clearly prefers it.
  */
 import { type KernelSpec, type Params, stepLayout } from "../../lib/steps/spec.ts";
@@ -26,9 +27,11 @@ import {
   PLAN_GEMV,
   PLAN_OUTER,
   PLAN_ROWDOT,
+  PLAN_SHORTK,
   PLAN_TILES,
   planLabel,
   planLaunch,
+  shortkConfig,
 } from "./launch.ts";
 import { ROWDOT_INVOCATIONS, rowdotInvalid, rowdotStorageBytes, rowdotWgsl } from "./rowdot.ts";
 import {
@@ -38,6 +41,14 @@ import {
   outerRowsPerWorkgroup,
   outerWgsl,
 } from "./outer.ts";
+import {
+  SHORTK_COLUMNS,
+  SHORTK_INVOCATIONS,
+  shortkInvalid,
+  shortkRowsPerWorkgroup,
+  shortkStorageBytes,
+  shortkWgsl,
+} from "./shortk.ts";
 import { rowdotConfig } from "./predict.ts";
 import { outerRows } from "./launch.ts";
 import { wavesFigure } from "./figure.ts";
@@ -68,6 +79,8 @@ function kernelText(p: Params): string {
       return rowdotWgsl(rowdotConfig(p));
     case PLAN_OUTER:
       return outerWgsl(outerRows(p));
+    case PLAN_SHORTK:
+      return shortkWgsl(shortkConfig(p));
     default:
       return generateWgsl(tileParams(p));
   }
@@ -95,6 +108,15 @@ function planInvalid(p: Params): string | undefined {
           `the outer plan's BM is ${outerRowsPerWorkgroup(1)} times its rows`,
         ],
       ) ?? outerInvalid(outerRows(p));
+    case PLAN_SHORTK:
+      return need(
+        [p.SLICES === 1, "the short-K plan does not split K"],
+        [p.BN === SHORTK_COLUMNS, `the short-K plan's BN is ${SHORTK_COLUMNS}`],
+        [
+          Number.isInteger(shortkConfig(p).rows),
+          `the short-K plan's BM is ${shortkRowsPerWorkgroup(1)} times its rows`,
+        ],
+      ) ?? shortkInvalid(shortkConfig(p));
     default:
       return whyInvalid(tileParams(p));
   }
@@ -109,6 +131,8 @@ function invocationsOf(p: Params): number {
       return ROWDOT_INVOCATIONS;
     case PLAN_OUTER:
       return OUTER_INVOCATIONS;
+    case PLAN_SHORTK:
+      return SHORTK_INVOCATIONS;
     default:
       return invocations(generatedParams(p));
   }
@@ -123,6 +147,8 @@ function storageBytesOf(p: Params): number {
       return rowdotStorageBytes(rowdotConfig(p));
     case PLAN_OUTER:
       return 0;
+    case PLAN_SHORTK:
+      return shortkStorageBytes(shortkConfig(p));
     default:
       return generated.workgroupStorageBytes(p);
   }
@@ -135,7 +161,7 @@ export const step: KernelSpec = {
   ...layout,
   title: "Every shape",
   idea:
-    "A plan per shape, ranked by a time model and checked against 12's kernel: tiles that fill the GPU's waves, split K for small outputs, kernels of their own for few rows, few columns and tiny K.",
+    "A plan per shape, ranked by a time model and checked against 12's kernel: tiles that fill the GPU's waves, split K for small outputs, kernels of their own for few rows, few columns and short K.",
   file: `${layout.id}/plans.ts`,
   // A first line names the plan (PLAN and SLICES are not the generators' parameters).
   generate: (p) =>
@@ -146,8 +172,8 @@ export const step: KernelSpec = {
   invalid: (p) =>
     need(
       [
-        [PLAN_TILES, PLAN_GEMV, PLAN_ROWDOT, PLAN_OUTER].includes(p.PLAN),
-        "PLAN must be 0 (tiles), 1 (matrix-vector), 2 (row-dot) or 3 (outer)",
+        [PLAN_TILES, PLAN_GEMV, PLAN_ROWDOT, PLAN_OUTER, PLAN_SHORTK].includes(p.PLAN),
+        "PLAN must be 0 (tiles), 1 (matrix-vector), 2 (row-dot), 3 (outer) or 4 (short-K)",
       ],
       [
         Number.isInteger(p.SLICES) && p.SLICES >= 1 && p.SLICES <= MAX_SLICES,
@@ -168,8 +194,8 @@ export const step: KernelSpec = {
     params: { SLICES: 2 },
     note: "13's tiles plan is 12's kernel at the same tile (it would differ only in its first " +
       "line), so shown is what its split-K plan (SLICES=2) changes in it; the matrix-vector, " +
-      "row-dot and outer plans are kernels of their own (kernels/13_shapes/gemv.ts, rowdot.ts, " +
-      "outer.ts).",
+      "row-dot, outer and short-K plans are kernels of their own (kernels/13_shapes/gemv.ts, " +
+      "rowdot.ts, outer.ts, shortk.ts).",
   },
   knob: {
     name: "plan",
