@@ -14,11 +14,18 @@
  *   and for M of 36 to 60 with long K (lab/runs/nvidia-h200-2026-11-26-shortk-probe-plans.json,
  *   3 shapes; lab/runs/nvidia-h200-2026-11-26-calibration-plans.json, 15 shapes). None of these
  *   shapes is one the bench's held-out draw can name (lib/heldout.ts: its model shapes differ,
- *   and its log-uniform draw is new at every seed).
+ *   and its log-uniform draw is new at every seed);
+ * - "short-K kernel": a plan search at 11 shapes of K = 12 to 500 with large outputs, chosen
+ *   here, after the short-K kernel was written
+ *   (lab/runs/nvidia-h200-2026-11-26-shortk-kernel-plans.json): every plan measured, the six
+ *   short-K configurations among them. Its short-K times fit that kernel's constants, the rest
+ *   kept.
  *
- * The fit (fitTimeModel): coordinate descent on the constants it refits (REFIT) and the short-K
- * shares, each moved by a factor while that lowers the sum over the times of a Huber loss on log(predicted / measured) (squared up
- * to a miss of 30%, linear past it, so a few odd times do not steer it).
+ * The fit (fitTimeModel): coordinate descent on the constants it refits and on rows of the
+ * short-K tables, each moved by a factor while that lowers the sum over the times of a Huber loss
+ * on log(predicted / measured) (squared up to a miss of 30%, linear past it, so a few odd times do
+ * not steer it). fitH200 runs it twice: REFIT and the tiles' short-K shares on every session but
+ * the last, then the short-K kernel's constants on that session's short-K times.
  *
  *   deno run --allow-read lab/time_model_fit.ts     prints the fit and its errors
  */
@@ -28,10 +35,11 @@ import type { Params } from "../lib/steps/spec.ts";
 import type { TuningRecord } from "../lib/tuning.ts";
 import { loadRecord } from "../lib/record.ts";
 import { generatedParams } from "../kernels/12_generated/step.ts";
-import { PLAN_TILES } from "../kernels/13_shapes/launch.ts";
+import { PLAN_SHORTK, PLAN_TILES } from "../kernels/13_shapes/launch.ts";
 import {
   H200_TIME_MODEL,
   predictPlanTime,
+  shortkKey,
   tileKey,
   type TimeModel,
 } from "../kernels/13_shapes/predict.ts";
@@ -40,7 +48,7 @@ export const H200 = namedDevice("NVIDIA H200", "nvidia", "hopper");
 
 /** One saved time: where it was measured, the plan, the median, and which session measured it. */
 export interface Measured {
-  session: "search" | "tiles" | "record" | "short K";
+  session: "search" | "tiles" | "record" | "short K" | "short-K kernel";
   shape: Shape;
   params: Params;
   seconds: number;
@@ -100,6 +108,12 @@ export async function savedTimes(): Promise<{ all: Measured[]; record12: Measure
       ...planTrials(await readJson(`lab/runs/nvidia-h200-2026-11-26-${file}.json`), "short K"),
     );
   }
+  all.push(
+    ...planTrials(
+      await readJson("lab/runs/nvidia-h200-2026-11-26-shortk-kernel-plans.json"),
+      "short-K kernel",
+    ),
+  );
   return { all, record12 };
 }
 
@@ -120,7 +134,12 @@ const loss = (times: Measured[], model: TimeModel) =>
   );
 
 /** A constant of the model besides its tables, and the ones that are shares (kept in [0, 1]). */
-export type Scalar = Exclude<keyof TimeModel, "tileEfficiency" | "shortKEfficiency">;
+export type Scalar = Exclude<
+  keyof TimeModel,
+  "tileEfficiency" | "shortKEfficiency" | "shortkKernelEfficiency"
+>;
+/** The tables whose rows a fit may move (each share kept in [0, 1]). */
+export type Table = "shortKEfficiency" | "shortkKernelEfficiency";
 const UNIT: Scalar[] = [
   "overlap",
   "partialWave",
@@ -130,22 +149,43 @@ const UNIT: Scalar[] = [
 ];
 
 /**
- * Coordinate descent from `start`: each of `scalars` and each row of the short-K table moved up
- * or down by a factor while the loss falls, the factor halved each round; the rest kept.
+ * The rows of `table` the times measured: each tile configuration the short-K searches measured
+ * gets its own short-K share, each short-K kernel configuration measured its own share.
  */
-export function fitTimeModel(times: Measured[], start: TimeModel, scalars: Scalar[]): TimeModel {
+function tableRows(times: Measured[], table: Table): string[] {
+  const rows = table === "shortKEfficiency"
+    ? times.filter((m) => m.session === "short K" && m.params.PLAN === PLAN_TILES)
+      .map((m) => tileKey(generatedParams(m.params)))
+    : times.filter((m) => m.params.PLAN === PLAN_SHORTK).map((m) => shortkKey(m.params));
+  return [...new Set(rows)];
+}
+
+/** A row's value, or where the table lacks it, the share the model reads in its place. */
+function rowValue(model: TimeModel, table: Table, key: string): number {
+  return model[table][key] ??
+    (table === "shortKEfficiency"
+      ? model.tileEfficiency[key] ?? model.tileEfficiencyDefault
+      : model.shortkKernelEfficiency[key]);
+}
+
+/**
+ * Coordinate descent from `start`: each of `scalars` and each row the times measured of each of
+ * `tables` moved up or down by a factor while the loss falls, the factor halved each round; the
+ * rest kept.
+ */
+export function fitTimeModel(
+  times: Measured[],
+  start: TimeModel,
+  scalars: Scalar[],
+  tables: Table[],
+): TimeModel {
   let best: TimeModel = {
     ...start,
     tileEfficiency: { ...start.tileEfficiency },
     shortKEfficiency: { ...start.shortKEfficiency },
+    shortkKernelEfficiency: { ...start.shortkKernelEfficiency },
   };
-  // Each tile configuration the short-K searches measured gets its own short-K share.
-  const shortKTiles = [
-    ...new Set(
-      times.filter((m) => m.session === "short K" && m.params.PLAN === PLAN_TILES)
-        .map((m) => tileKey(generatedParams(m.params))),
-    ),
-  ];
+  const rows = tables.flatMap((table) => tableRows(times, table).map((key) => ({ table, key })));
   let bestLoss = loss(times, best);
   const tryModel = (m: TimeModel) => {
     const l = loss(times, m);
@@ -169,16 +209,11 @@ export function fitTimeModel(times: Measured[], start: TimeModel, scalars: Scala
           }
         }
       }
-      for (const key of shortKTiles) {
+      for (const { table, key } of rows) {
         for (const dir of [1 + step, 1 / (1 + step)]) {
-          let v =
-            (best.shortKEfficiency[key] ?? best.tileEfficiency[key] ?? best.tileEfficiencyDefault) *
-            dir;
+          let v = rowValue(best, table, key) * dir;
           while (
-            tryModel({
-              ...best,
-              shortKEfficiency: { ...best.shortKEfficiency, [key]: Math.min(1, v) },
-            })
+            tryModel({ ...best, [table]: { ...best[table], [key]: Math.min(1, v) } })
           ) {
             moved = true;
             v *= dir;
@@ -193,17 +228,52 @@ export function fitTimeModel(times: Measured[], start: TimeModel, scalars: Scala
 
 /** The constants this module's fit moves; the rest keep the first fit's values (the header). */
 export const REFIT: Scalar[] = ["fixedS", "kTiles", "overlap", "gemvEfficiency"];
+/** The short-K kernel's constants, fit on its own search's times. */
+export const SHORTK_REFIT: Scalar[] = ["shortkTripK"];
 
-/** The fit of H200_TIME_MODEL: from its constants with no short-K table, REFIT and that table. */
-export const fitH200 = (times: Measured[]): TimeModel =>
-  fitTimeModel(times, { ...H200_TIME_MODEL, shortKEfficiency: {} }, REFIT);
+/**
+ * The fit of H200_TIME_MODEL, from its constants with both short-K tables empty: REFIT and the
+ * tiles' short-K shares on every session but the short-K kernel's, then SHORTK_REFIT and the
+ * short-K kernel's shares on that session's short-K times.
+ */
+export function fitH200(times: Measured[]): TimeModel {
+  const empty = { ...H200_TIME_MODEL, shortKEfficiency: {}, shortkKernelEfficiency: {} };
+  const first = fitTimeModel(
+    times.filter((m) => m.session !== "short-K kernel"),
+    empty,
+    REFIT,
+    ["shortKEfficiency"],
+  );
+  const kernel = times.filter((m) =>
+    m.session === "short-K kernel" && m.params.PLAN === PLAN_SHORTK
+  );
+  // Every configuration measured starts at the same share, so each ends with a row of its own,
+  // and the trip at the 32 k written before any measurement (the loss is flat enough along the
+  // trip that where the descent starts decides where it stops within a few percent).
+  const start = Object.fromEntries(
+    tableRows(kernel, "shortkKernelEfficiency").map((key) => [key, 0.5]),
+  );
+  return fitTimeModel(
+    kernel,
+    { ...first, shortkKernelEfficiency: start, shortkTripK: 32 },
+    SHORTK_REFIT,
+    ["shortkKernelEfficiency"],
+  );
+}
 
 if (import.meta.main) {
   const { all } = await savedTimes();
-  const first = all.filter((m) => m.session !== "short K");
+  const first = all.filter((m) => ["search", "tiles", "record"].includes(m.session));
   const short = all.filter((m) => m.session === "short K");
+  const kernel = all.filter((m) => m.session === "short-K kernel");
+  const groups = [
+    ["first fit's", first],
+    ["short-K", short],
+    ["short-K kernel search's short-K", kernel.filter((m) => m.params.PLAN === PLAN_SHORTK)],
+    ["short-K kernel search's other", kernel.filter((m) => m.params.PLAN !== PLAN_SHORTK)],
+  ] as const;
   const report = (name: string, model: TimeModel) => {
-    for (const [group, times] of [["first fit's", first], ["short-K", short]] as const) {
+    for (const [group, times] of groups) {
       const e = logErrors(times, model);
       console.log(
         `${name}, ${times.length} ${group} times: median miss ` +

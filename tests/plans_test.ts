@@ -47,6 +47,7 @@ import {
   REFIT,
   savedTimes,
   type Scalar,
+  SHORTK_REFIT,
 } from "../lab/time_model_fit.ts";
 
 const spec = findKernel("shapes")!;
@@ -170,19 +171,28 @@ Deno.test("plans: the time model's misses on the saved H200 times (predict.ts's 
   const { all } = await savedTimes();
   const miss = (times: Measured[], q: number) =>
     Math.exp(quantile(logErrors(times, H200_TIME_MODEL), q)) - 1;
-  const first = all.filter((m) => m.session !== "short K");
+  const first = all.filter((m) => ["search", "tiles", "record"].includes(m.session));
   const short = all.filter((m) => m.session === "short K");
-  assert.deepEqual([first.length, short.length], [322, 314]);
+  const kernel = all.filter((m) => m.session === "short-K kernel" && m.params.PLAN === PLAN_SHORTK);
+  assert.deepEqual([first.length, short.length, kernel.length], [322, 314, 66]);
   assert.ok(miss(first, 0.5) < 0.08 && miss(first, 0.9) < 0.38, `${miss(first, 0.5)}`);
   assert.ok(miss(short, 0.5) < 0.17 && miss(short, 0.9) < 0.67, `${miss(short, 0.5)}`);
+  assert.ok(miss(kernel, 0.5) < 0.08 && miss(kernel, 0.9) < 0.22, `${miss(kernel, 0.5)}`);
 });
 
 Deno.test("plans: the saved constants are the fit's (lab/time_model_fit.ts recomputes them)", async () => {
   const { all } = await savedTimes();
   const fit = fitH200(all);
   const value = (m: TimeModel, key: string) =>
-    key in m.shortKEfficiency ? m.shortKEfficiency[key] : m[key as Scalar] as number;
-  for (const key of [...REFIT, ...Object.keys(fit.shortKEfficiency)]) {
+    m.shortKEfficiency[key] ?? m.shortkKernelEfficiency[key] ?? m[key as Scalar] as number;
+  const keys = [
+    ...REFIT,
+    ...SHORTK_REFIT,
+    ...Object.keys(fit.shortKEfficiency),
+    ...Object.keys(fit.shortkKernelEfficiency),
+  ];
+  assert.equal(Object.keys(fit.shortkKernelEfficiency).length, 6);
+  for (const key of keys) {
     const [saved, refit] = [value(H200_TIME_MODEL, key), value(fit, key)];
     assert.ok(Math.abs(Math.log(refit / saved)) < 0.02, `${key}: ${saved} saved, ${refit} refit`);
   }
@@ -191,8 +201,8 @@ Deno.test("plans: the saved constants are the fit's (lab/time_model_fit.ts recom
 /**
  * Plans the planner considers, each against 12's plan measured in the same session at the same
  * shape: the search's plans against the search's time of 12's tile at one slice, step 13's
- * record row against step 12's, and the short-K searches' plans against their time of the plan
- * 12 runs there (fallbackPlan). Each pair: the model's predicted gain and the measured one.
+ * record row against step 12's, and the short-K searches' plans (both sessions, each on its own)
+ * against their time of the plan 12 runs there (fallbackPlan). Each pair: the model's predicted gain and the measured one.
  */
 async function samePairs(): Promise<{ predicted: number; measured: number }[]> {
   const { all, record12 } = await savedTimes();
@@ -221,11 +231,13 @@ async function samePairs(): Promise<{ predicted: number; measured: number }[]> {
     if (inSearch) against(inSearch, here);
     against(twelve, here);
   }
-  const short = all.filter((m) => m.session === "short K");
-  for (const shape of uniqueShapes(short.map((m) => m.shape))) {
-    const here = short.filter((m) => sameShape(m.shape, shape));
-    const base = here.find((m) => samePlan(m.params, fallbackPlan(shape, H200)));
-    if (base) against(base, here);
+  for (const session of ["short K", "short-K kernel"]) {
+    const short = all.filter((m) => m.session === session);
+    for (const shape of uniqueShapes(short.map((m) => m.shape))) {
+      const here = short.filter((m) => sameShape(m.shape, shape));
+      const base = here.find((m) => samePlan(m.params, fallbackPlan(shape, H200)));
+      if (base) against(base, here);
+    }
   }
   return pairs;
 }
@@ -237,11 +249,11 @@ Deno.test("plans: the guard's margin, recomputed from the saved H200 pairs (plan
     return { picked: picked.length, lost: picked.filter((p) => p.measured < 1).length };
   };
   assert.equal(GUARD_MARGIN, 0.3);
-  assert.deepEqual(at(0.3), { picked: 261, lost: 14 });
+  assert.deepEqual(at(0.3), { picked: 298, lost: 14 });
   // A lower margin adds few plans, and losses with them.
-  assert.deepEqual(at(0.25), { picked: 270, lost: 15 });
-  assert.deepEqual(at(0.2), { picked: 273, lost: 16 });
-  assert.deepEqual(at(0.1), { picked: 299, lost: 19 });
+  assert.deepEqual(at(0.25), { picked: 315, lost: 17 });
+  assert.deepEqual(at(0.2), { picked: 321, lost: 18 });
+  assert.deepEqual(at(0.1), { picked: 357, lost: 22 });
 });
 
 /** Shapes drawn log-uniform over 1..16384 per dimension, at most 2^28 elements per matrix. */

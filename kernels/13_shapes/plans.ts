@@ -10,7 +10,7 @@
  * - row-dot (kernels/13_shapes/rowdot.ts) when N <= 32, and dot, its form with a whole
  *   workgroup on each row, for the dot product and other products of a few rows and columns;
  * - outer (kernels/13_shapes/outer.ts) when K <= 16;
- * - short-K (kernels/13_shapes/shortk.ts) when K <= 512 and C has at least a tile's rows and
+ * - short-K (kernels/13_shapes/shortk.ts) when K <= 512 and C has at least 32 rows and 32
  *   columns.
  *
  * The rule. The model (kernels/13_shapes/predict.ts predictPlanTime, fit to the H200's saved
@@ -23,14 +23,14 @@
  *
  * Why 30%: the model is right about which of two plans is faster more often the larger the
  * difference it predicts. Over the saved H200 measurements (lab/time_model_fit.ts), comparing
- * plans measured in the same session at the same shape, of the 261 plans it predicts more than
- * 30% faster than 12's plan, 247 measured faster. Of the 14 that did not, 10 are at the short-K
- * and thin-M shapes: 64x64x8 tiles at M of 36 to 60 (2 to 3% slower than 12's 128x64x8), the
+ * plans measured in the same session at the same shape, of the 298 plans it predicts more than
+ * 30% faster than 12's plan, 284 measured faster (the 37 of the short-K kernel's search all
+ * did). Of the 14 that did not, 10 are at the short-K and thin-M shapes: 64x64x8 tiles at M of 36 to 60 (2 to 3% slower than 12's 128x64x8), the
  * matrix-vector plan at M = 60 (9 to 12% slower: its arithmetic at 15 rows per workgroup is slower
  * than the model reads it) and a 128x128x8 tile at 1200x40x5000 (5% slower); 4 are in the first
  * search, among them its 4-slice plans at 1024^3, where its times rise and fall with the
- * slice count. A lower margin adds few plans and a loss with every few: 9 plans and 1 loss at
- * 25%, 12 and 2 at 20%, 38 and 5 at 10% (tests/plans_test.ts recomputes these counts).
+ * slice count. A lower margin adds few plans and a loss with every few: 17 plans and 3 losses
+ * at 25%, 23 and 4 at 20%, 59 and 8 at 10% (tests/plans_test.ts recomputes these counts).
  *
  * Saved per-shape winners (lib/search.ts searchPlans, data/tuning/<device>/shapes.json) refine
  * the pick: the winner measured at shape S0 replaces the model's pick at a shape S of the same

@@ -15,6 +15,8 @@
  *   runs faster per workgroup, taking R^b · j^(1 - b) workgroups' time. The share is measured
  *   twice: at long K, and at K of 128 and less, where a workgroup's loop is a few steps;
  *   between 128 and 1024 it moves from one to the other;
+ * - the short-K kernel: timed like a tile, each workgroup's whole K (in whole 4 k) plus a few k
+ *   per trip of staging, at its configuration's share of the FMA peak;
  * - the matrix-vector kernel: B's bytes once per row block, its trips, or its multiply-adds at
  *   a share of the SM's FMA peak, whichever takes longest;
  * - the other bandwidth kernels (row-dot, outer, edge strips, copies, slice sum): the bytes at
@@ -30,13 +32,16 @@
  * outputs) and of M = 36 to 60 added 314 more; from them the fixed cost, the extra k tiles, the
  * overlap, the matrix-vector share and the short-K shares were fit again, the rest kept. The
  * model's time is within 8% of the measured one at the median over the first 322 (38% at the
- * 90th percentile) and within 17% over the other 314 (66%): it ranks plans well where they
- * differ by a third or more, which is what the planner asks of it (plans.ts). Two short-K shares
- * sit at 1, the fit's cap: for those big tiles at short K the extra k tiles charge more than
- * was measured, and the share makes up the difference.
+ * 90th percentile) and within 17% over the other 314 (66%). A search at 11 shapes of K = 12 to
+ * 500, after the short-K kernel was written, fit that kernel's shares and its trip to its 66
+ * times (within 7% at the median, 22% at the 90th percentile). The model ranks plans well where
+ * they differ by a third or more, which is what the planner asks of it (plans.ts). Two of the
+ * tiles' short-K shares sit at 1, the fit's cap: for those big tiles at short K the extra k tiles
+ * charge more than was measured, and the share makes up the difference.
  * On another GPU the per-SM rates scale with its FMA peak and the bytes with its bandwidth
  * (the device table); the fixed cost and the trip are the H200's. The row-dot and outer kernels
- * were not measured for the fit: their times are this model's reading of their loops.
+ * were not measured for the fit: their times are this model's reading of their loops (the
+ * short-K search timed the outer kernel at K = 12 only).
  */
 import type { DeviceSummary } from "../../lib/gpu.ts";
 import {
@@ -71,7 +76,12 @@ import {
   rowdotTripK,
 } from "./rowdot.ts";
 import { OUTER_INVOCATIONS, OUTER_K_STEP, outerRegisters } from "./outer.ts";
-import { SHORTK_COLUMNS, SHORTK_INVOCATIONS, shortkRegisters, shortkStorageBytes } from "./shortk.ts";
+import {
+  SHORTK_COLUMNS,
+  SHORTK_INVOCATIONS,
+  shortkRegisters,
+  shortkStorageBytes,
+} from "./shortk.ts";
 
 /**
  * The model's constants: what it takes from measurements. H200_TIME_MODEL holds the fit
@@ -112,8 +122,11 @@ export interface TimeModel {
    * geometrically from this one to the long-K one.
    */
   shortKEfficiency: Record<string, number>;
-  /** Share of an SM's FMA peak the short-K kernel's multiply-adds reach in full waves. */
-  shortkKernelEfficiency: number;
+  /**
+   * Share of an SM's FMA peak the short-K kernel's multiply-adds reach in full waves, per
+   * configuration ("BM/KC": rows of C and k staged per trip).
+   */
+  shortkKernelEfficiency: Record<string, number>;
   /** k's worth of work each trip of the short-K kernel adds (staging, its two waits). */
   shortkTripK: number;
 }
@@ -171,8 +184,15 @@ export const H200_TIME_MODEL: TimeModel = {
     "64x256x8/16": 0.493,
     "64x64x8/8": 0.597,
   },
-  shortkKernelEfficiency: 0.6,
-  shortkTripK: 32,
+  shortkKernelEfficiency: {
+    "32/16": 0.388,
+    "64/16": 0.541,
+    "128/16": 0.448,
+    "32/32": 0.285,
+    "64/32": 0.395,
+    "128/32": 0.366,
+  },
+  shortkTripK: 3.77,
 };
 
 /** What every product costs whatever its plan (the H200 fit's). */
@@ -192,6 +212,18 @@ export function tileEfficiency(
   if (short === undefined || sliceK >= LONG_K) return long;
   const w = Math.max(0, Math.log2(sliceK / SHORT_K) / Math.log2(LONG_K / SHORT_K));
   return short ** (1 - w) * long ** w;
+}
+
+/** A short-K configuration's key in its efficiency table: "BM/KC". */
+export const shortkKey = (p: Params): string => `${p.BM}/${p.BK}`;
+
+/**
+ * The FMA share of a short-K configuration: the table's, else the lowest the table holds (a
+ * configuration no search measured is taken for the slowest that one did).
+ */
+export function shortkEfficiency(p: Params, model: TimeModel = H200_TIME_MODEL): number {
+  const table = model.shortkKernelEfficiency;
+  return table[shortkKey(p)] ?? Math.min(0.5, ...Object.values(table));
 }
 
 /** A tile configuration's key in the efficiency table. */
@@ -358,7 +390,7 @@ function shortkSeconds(s: Shape, plan: LaunchPlan, p: Params, c: Context): numbe
   if (w === 0) return 0;
   const trips = ceilDiv(s.k, p.BK);
   const flops = 2 * p.BM * SHORTK_COLUMNS * (4 * ceilDiv(s.k, 4) + c.model.shortkTripK * trips);
-  const rate = c.model.shortkKernelEfficiency * c.dev.smGflops * 1e9;
+  const rate = shortkEfficiency(p, c.model) * c.dev.smGflops * 1e9;
   const bytes = 4 * (s.m * s.k * plan.grid[0] + s.k * s.n * plan.grid[1] + s.m * s.n);
   return Math.max(busiestSm(w, planResident(p), c) * flops / rate, bytes / bandwidth(c));
 }

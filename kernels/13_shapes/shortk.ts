@@ -147,10 +147,13 @@ ${
       let inK = k < dims.K;
       As[i] = vec4<f32>(
 ${
-        lines(4, (r) =>
-          `        loadA((row + ${r}u) * dims.K + k, inK && row + ${r}u < dims.M)${
-            r < 3 ? "," : ""
-          }`)
+        lines(
+          4,
+          (r) =>
+            `        loadA((row + ${r}u) * dims.K + k, inK && row + ${r}u < dims.M)${
+              r < 3 ? "," : ""
+            }`,
+        )
       }
       );`,
     )
