@@ -17,7 +17,7 @@
  * address per warp (a broadcast). Any M, K, N: past the matrix, a load reads the zero the runner
  * keeps after A's and B's data and a store is skipped.
  */
-import { productInterface } from "../../lib/steps/wgsl.ts";
+import { productInterface, SCALAR_LOADS } from "../../lib/steps/wgsl.ts";
 
 /** Invocations per workgroup, lanes per warp, columns of C per workgroup. */
 export const OUTER_INVOCATIONS = 256;
@@ -71,13 +71,7 @@ function emit(rows: number): string {
 
 ${productInterface({ element: "f32", paddedB: false })}
 
-fn loadA(i: u32, inside: bool) -> f32 {
-  return A[select(arrayLength(&A) - 1u, i, inside)];
-}
-
-fn loadB(i: u32, inside: bool) -> f32 {
-  return B[select(arrayLength(&B) - 1u, i, inside)];
-}
+${SCALAR_LOADS}
 
 @compute @workgroup_size(${OUTER_INVOCATIONS})
 fn main(

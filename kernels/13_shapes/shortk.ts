@@ -27,7 +27,7 @@
  * loop may run a whole number of 4 k. The loop over blocks is bounded by the uniform dims alone,
  * so its two barriers are in uniform control flow.
  */
-import { productInterface } from "../../lib/steps/wgsl.ts";
+import { productInterface, SCALAR_LOADS } from "../../lib/steps/wgsl.ts";
 
 /** Invocations per workgroup, lanes per warp, columns of C per workgroup. */
 export const SHORTK_INVOCATIONS = 256;
@@ -118,13 +118,7 @@ var<workgroup> As: array<vec4<f32>, ${depth * quads}>;
 // B's ${depth} rows of ${SHORTK_COLUMNS} columns: Bs[k * ${SHORTK_COLUMNS} + column].
 var<workgroup> Bs: array<f32, ${depth * SHORTK_COLUMNS}>;
 
-fn loadA(i: u32, inside: bool) -> f32 {
-  return A[select(arrayLength(&A) - 1u, i, inside)];
-}
-
-fn loadB(i: u32, inside: bool) -> f32 {
-  return B[select(arrayLength(&B) - 1u, i, inside)];
-}
+${SCALAR_LOADS}
 
 @compute @workgroup_size(${SHORTK_INVOCATIONS})
 fn main(

@@ -37,3 +37,15 @@ export function productInterface({ element, paddedB }: ProductInterface): string
 @group(0) @binding(2) var<storage, read_write> C: array<${c}>;
 @group(0) @binding(3) var<uniform> dims: Dims;`;
 }
+
+/**
+ * Scalar loads of A and B at any element index: an index outside the matrix (inside false) reads
+ * the last element of the binding, the zero the runner keeps after the data.
+ */
+export const SCALAR_LOADS = `fn loadA(i: u32, inside: bool) -> f32 {
+  return A[select(arrayLength(&A) - 1u, i, inside)];
+}
+
+fn loadB(i: u32, inside: bool) -> f32 {
+  return B[select(arrayLength(&B) - 1u, i, inside)];
+}`;
