@@ -94,6 +94,9 @@ const CASES: [Shape, Params][] = [
   [{ m: 77, k: 50, n: 131 }, shortk(4, 16)],
   [{ m: 129, k: 3, n: 200 }, shortk(8, 16)],
   [{ m: 40, k: 97, n: 260 }, shortk(8, 32)],
+  // The other two configurations: a K of exactly one trip, and a ragged last 4 k past two trips.
+  [{ m: 255, k: 32, n: 129 }, shortk(4, 32)],
+  [{ m: 133, k: 35, n: 97 }, shortk(16, 16)],
 ];
 
 Deno.test("plans: the row-dot, dot, outer and short-K kernels validate at odd sizes", async () => {
