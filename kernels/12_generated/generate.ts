@@ -25,7 +25,7 @@
  * element outside the matrix reads the zero vec4 the runner keeps after A and B), and C is
  * written at its real size. The text is deterministic: the same parameters give the same text.
  */
-import { productInterface } from "../../lib/steps/wgsl.ts";
+import { lines, productInterface } from "../../lib/steps/wgsl.ts";
 
 /** The generator's parameters (the step's tile parameters). */
 export interface GeneratedParams {
@@ -163,10 +163,6 @@ export function generateWgsl(p: GeneratedParams): string {
 
 /** A buffer index as WGSL: a literal gets its `u`. */
 const u = (i: Index) => typeof i === "number" ? `${i}u` : i;
-
-/** `n` copies of `line(i)`, joined as lines. */
-const lines = (n: number, line: (i: number) => string) =>
-  Array.from({ length: n }, (_, i) => line(i)).join("\n");
 
 /** A buffer or k row: a literal number, or a WGSL expression. */
 type Index = number | string;

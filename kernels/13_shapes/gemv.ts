@@ -27,7 +27,7 @@
  * there is more than one: this is what fills a GPU of 132 SMs when N / 256 workgroups would not.
  * Past the matrix a load reads the zero the runner keeps after A's and B's data.
  */
-import { productInterface } from "../../lib/steps/wgsl.ts";
+import { lines, productInterface } from "../../lib/steps/wgsl.ts";
 
 /** Column lanes (vec4 columns of C) and k lanes of one workgroup. */
 export const GEMV_LANES = 64;
@@ -83,9 +83,6 @@ const SLICE_OF_K =
   let kChunk = (dims.K + grid.z * ${K_STEP}u - 1u) / (grid.z * ${K_STEP}u) * ${K_STEP}u;
   let kBegin = min(wid.z * kChunk, dims.K);
   let kEnd = min(kBegin + kChunk, dims.K);`;
-
-const lines = (n: number, line: (i: number) => string) =>
-  Array.from({ length: n }, (_, i) => line(i)).join("\n");
 
 /** Columns of C per column lane: 4, one per 64 columns. */
 const COLS = GEMV_COLUMNS / GEMV_LANES;

@@ -17,7 +17,7 @@
  * address per warp (a broadcast). Any M, K, N: past the matrix, a load reads the zero the runner
  * keeps after A's and B's data and a store is skipped.
  */
-import { productInterface, SCALAR_LOADS } from "../../lib/steps/wgsl.ts";
+import { lines, productInterface, SCALAR_LOADS } from "../../lib/steps/wgsl.ts";
 
 /** Invocations per workgroup, lanes per warp, columns of C per workgroup. */
 export const OUTER_INVOCATIONS = 256;
@@ -54,9 +54,6 @@ export function outerWgsl(rows: number): string {
   }
   return text;
 }
-
-const lines = (n: number, line: (i: number) => string) =>
-  Array.from({ length: n }, (_, i) => line(i)).join("\n");
 
 const COLS = OUTER_COLUMNS / LANES;
 

@@ -29,7 +29,7 @@
  * invocation (an address outside the matrix reads the zero the runner keeps after A's and B's
  * data) and only stores are branched.
  */
-import { productInterface } from "../../lib/steps/wgsl.ts";
+import { lines, productInterface } from "../../lib/steps/wgsl.ts";
 
 /** Invocations per workgroup. */
 export const ROWDOT_INVOCATIONS = 256;
@@ -123,9 +123,6 @@ export function rowdotWgsl(c: RowDotConfig): string {
   }
   return text;
 }
-
-const lines = (n: number, line: (i: number) => string) =>
-  Array.from({ length: n }, (_, i) => line(i)).join("\n");
 
 /** Every (row, column) pair, row-major. */
 const each = (c: RowDotConfig, f: (r: number, j: number) => string) =>

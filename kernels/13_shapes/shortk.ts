@@ -27,7 +27,7 @@
  * loop may run a whole number of 4 k. The loop over blocks is bounded by the uniform dims alone,
  * so its two barriers are in uniform control flow.
  */
-import { productInterface, SCALAR_LOADS } from "../../lib/steps/wgsl.ts";
+import { lines, productInterface, SCALAR_LOADS } from "../../lib/steps/wgsl.ts";
 
 /** Invocations per workgroup, lanes per warp, columns of C per workgroup. */
 export const SHORTK_INVOCATIONS = 256;
@@ -82,9 +82,6 @@ export function shortkWgsl(c: ShortKConfig): string {
   }
   return text;
 }
-
-const lines = (n: number, line: (i: number) => string) =>
-  Array.from({ length: n }, (_, i) => line(i)).join("\n");
 
 const COLS = SHORTK_COLUMNS / LANES;
 

@@ -49,3 +49,7 @@ export const SCALAR_LOADS = `fn loadA(i: u32, inside: bool) -> f32 {
 fn loadB(i: u32, inside: bool) -> f32 {
   return B[select(arrayLength(&B) - 1u, i, inside)];
 }`;
+
+/** `n` copies of `line(i)`, joined as lines: the generators' unrolled statements. */
+export const lines = (n: number, line: (i: number) => string): string =>
+  Array.from({ length: n }, (_, i) => line(i)).join("\n");
