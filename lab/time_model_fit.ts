@@ -39,6 +39,7 @@ import { PLAN_SHORTK, PLAN_TILES } from "../kernels/13_shapes/launch.ts";
 import {
   H200_TIME_MODEL,
   predictPlanTime,
+  shortkEfficiency,
   shortkKey,
   tileKey,
   type TimeModel,
@@ -165,7 +166,7 @@ function rowValue(model: TimeModel, table: Table, key: string): number {
   return model[table][key] ??
     (table === "shortKEfficiency"
       ? model.tileEfficiency[key] ?? model.tileEfficiencyDefault
-      : model.shortkKernelEfficiency[key]);
+      : shortkEfficiency(key, model));
 }
 
 /**

@@ -32,6 +32,7 @@ import {
   PLAN_SHORTK,
   PLAN_TILES,
   planKind,
+  shortkPlan,
 } from "../kernels/13_shapes/launch.ts";
 import {
   FIXED_S,
@@ -62,13 +63,7 @@ const rowdot = (KL: number, rows: number, BN: number, SLICES = 1): Params => ({
   BN,
 });
 const outer = (rows: number): Params => ({ PLAN: PLAN_OUTER, SLICES: 1, BM: 8 * rows, BN: 128 });
-const shortk = (rows: number, depth: number): Params => ({
-  PLAN: PLAN_SHORTK,
-  SLICES: 1,
-  BM: 8 * rows,
-  BN: 128,
-  BK: depth,
-});
+const shortk = (rows: number, depth: number): Params => shortkPlan({ rows, depth });
 
 /** Each new kernel at sizes that force its edges: ragged K, rows and columns, empty slices. */
 const CASES: [Shape, Params][] = [

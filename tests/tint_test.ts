@@ -18,15 +18,10 @@ import type { Shape } from "../lib/matrix.ts";
 import { findKernel, KERNELS } from "../lib/registry.ts";
 import { SHAPE_SUITE } from "../lib/suite.ts";
 import { candidates } from "../kernels/13_shapes/plans.ts";
-import { PLAN_OUTER, PLAN_ROWDOT, PLAN_SHORTK } from "../kernels/13_shapes/launch.ts";
+import { PLAN_OUTER, PLAN_ROWDOT, shortkPlan } from "../kernels/13_shapes/launch.ts";
 import { ROWDOT_INVOCATIONS, ROWDOT_K_LANES } from "../kernels/13_shapes/rowdot.ts";
 import { OUTER_COLUMNS, OUTER_ROWS, outerRowsPerWorkgroup } from "../kernels/13_shapes/outer.ts";
-import {
-  SHORTK_COLUMNS,
-  SHORTK_DEPTHS,
-  SHORTK_ROWS,
-  shortkRowsPerWorkgroup,
-} from "../kernels/13_shapes/shortk.ts";
+import { SHORTK_DEPTHS, SHORTK_ROWS } from "../kernels/13_shapes/shortk.ts";
 import { launchChromium, serveFolder } from "./browser.ts";
 
 /** One kernel text to compile: its entry point and override constants when it has a pipeline. */
@@ -77,10 +72,7 @@ function familyPlans(): Record<string, number>[] {
     out.push({ PLAN: PLAN_OUTER, SLICES: 1, BM: outerRowsPerWorkgroup(rows), BN: OUTER_COLUMNS });
   }
   for (const rows of SHORTK_ROWS) {
-    for (const BK of SHORTK_DEPTHS) {
-      const BM = shortkRowsPerWorkgroup(rows);
-      out.push({ PLAN: PLAN_SHORTK, SLICES: 1, BM, BN: SHORTK_COLUMNS, BK });
-    }
+    for (const depth of SHORTK_DEPTHS) out.push(shortkPlan({ rows, depth }));
   }
   return out;
 }

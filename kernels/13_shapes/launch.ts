@@ -25,7 +25,7 @@ import type { Shape } from "../../lib/matrix.ts";
 import { step as generated } from "../12_generated/step.ts";
 import { ROWDOT_INVOCATIONS } from "./rowdot.ts";
 import { outerRowsPerWorkgroup } from "./outer.ts";
-import { type ShortKConfig, shortkRowsPerWorkgroup } from "./shortk.ts";
+import { SHORTK_COLUMNS, type ShortKConfig, shortkRowsPerWorkgroup } from "./shortk.ts";
 import type { GemvLoads } from "./gemv.ts";
 
 export const PLAN_TILES = 0;
@@ -64,6 +64,15 @@ export const outerRows = (p: Params) => p.BM / outerRowsPerWorkgroup(1);
 export const shortkConfig = (p: Params): ShortKConfig => ({
   rows: p.BM / shortkRowsPerWorkgroup(1),
   depth: p.BK,
+});
+
+/** The plan that runs a short-K configuration (shortkConfig's inverse). */
+export const shortkPlan = (c: ShortKConfig): Params => ({
+  PLAN: PLAN_SHORTK,
+  SLICES: 1,
+  BM: shortkRowsPerWorkgroup(c.rows),
+  BN: SHORTK_COLUMNS,
+  BK: c.depth,
 });
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;

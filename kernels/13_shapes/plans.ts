@@ -59,6 +59,7 @@ import {
   planKind,
   planLaunchPlan,
   shortkConfig,
+  shortkPlan,
 } from "./launch.ts";
 import {
   FIXED_S,
@@ -285,15 +286,8 @@ function outerPlans(s: Shape, device: DeviceSummary): Params[] {
  */
 function shortkPlans(s: Shape, device: DeviceSummary): Params[] {
   if (s.k > SHORTK_MAX_K || s.m < shortkRowsPerWorkgroup(SHORTK_ROWS[0]) || s.n < 32) return [];
-  return SHORTK_ROWS.flatMap((rows) =>
-    SHORTK_DEPTHS.map((depth) => ({
-      PLAN: PLAN_SHORTK,
-      SLICES: 1,
-      BM: shortkRowsPerWorkgroup(rows),
-      BN: SHORTK_COLUMNS,
-      BK: depth,
-    }))
-  ).filter((p) => launchable(s, p, device, shortkStorageBytes(shortkConfig(p))));
+  return SHORTK_ROWS.flatMap((rows) => SHORTK_DEPTHS.map((depth) => shortkPlan({ rows, depth })))
+    .filter((p) => launchable(s, p, device, shortkStorageBytes(shortkConfig(p))));
 }
 
 /**

@@ -218,12 +218,12 @@ export function tileEfficiency(
 export const shortkKey = (p: Params): string => `${p.BM}/${p.BK}`;
 
 /**
- * The FMA share of a short-K configuration: the table's, else the lowest the table holds (a
- * configuration no search measured is taken for the slowest that one did).
+ * The FMA share of a short-K configuration (its shortkKey): the table's, else the lowest the
+ * table holds (a configuration no search measured is taken for the slowest that one did).
  */
-export function shortkEfficiency(p: Params, model: TimeModel = H200_TIME_MODEL): number {
+export function shortkEfficiency(key: string, model: TimeModel = H200_TIME_MODEL): number {
   const table = model.shortkKernelEfficiency;
-  return table[shortkKey(p)] ?? Math.min(0.5, ...Object.values(table));
+  return table[key] ?? Math.min(0.5, ...Object.values(table));
 }
 
 /** A tile configuration's key in the efficiency table. */
@@ -390,7 +390,7 @@ function shortkSeconds(s: Shape, plan: LaunchPlan, p: Params, c: Context): numbe
   if (w === 0) return 0;
   const trips = ceilDiv(s.k, p.BK);
   const flops = 2 * p.BM * SHORTK_COLUMNS * (4 * ceilDiv(s.k, 4) + c.model.shortkTripK * trips);
-  const rate = shortkEfficiency(p, c.model) * c.dev.smGflops * 1e9;
+  const rate = shortkEfficiency(shortkKey(p), c.model) * c.dev.smGflops * 1e9;
   const bytes = 4 * (s.m * s.k * plan.grid[0] + s.k * s.n * plan.grid[1] + s.m * s.n);
   return Math.max(busiestSm(w, planResident(p), c) * flops / rate, bytes / bandwidth(c));
 }
