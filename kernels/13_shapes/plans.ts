@@ -79,7 +79,6 @@ import {
 } from "./rowdot.ts";
 import { OUTER_COLUMNS, OUTER_ROWS, outerRowsPerWorkgroup } from "./outer.ts";
 import {
-  SHORTK_COLUMNS,
   SHORTK_DEPTHS,
   SHORTK_ROWS,
   shortkRowsPerWorkgroup,
