@@ -98,6 +98,18 @@ export const TILE_CONFIGS: Pick<GeneratedParams, "BM" | "BN" | "BK" | "TN">[] = 
   { BM: 64, BN: 64, BK: 8, TN: 8 },
 ];
 
+/**
+ * Tiles of 32 rows, for products of a few rows (M up to THIN_TILE_MAX_M): a 64-row tile there
+ * computes up to twice the rows C has, and the matrix-vector kernel is limited by its arithmetic.
+ * With split K they fill the GPU where few row blocks leave it mostly idle.
+ */
+export const THIN_TILE_CONFIGS: Pick<GeneratedParams, "BM" | "BN" | "BK" | "TN">[] = [
+  { BM: 32, BN: 128, BK: 8, TN: 8 },
+  { BM: 32, BN: 128, BK: 16, TN: 8 },
+];
+/** The most rows for which the thin tiles are considered (the shapes their shares were fit on). */
+export const THIN_TILE_MAX_M = 128;
+
 /** Slice counts every split plan considers (wave-filling counts are added per shape). */
 export const SLICE_COUNTS = [1, 2, 4, 8, 16, 32, 64];
 /** The most slices of K a launch may have. */
@@ -217,7 +229,7 @@ function sliceCounts(s: Shape, tiles: number, resident: number, dev: DeviceModel
 /** The tile and split-K plans. */
 function tilePlans(s: Shape, device: DeviceSummary, dev: DeviceModel): Params[] {
   const tuned = tunedParams(device, "generated", s);
-  const configs: Tile[] = [...TILE_CONFIGS];
+  const configs: Tile[] = [...TILE_CONFIGS, ...s.m <= THIN_TILE_MAX_M ? THIN_TILE_CONFIGS : []];
   const sameTile = (a: Tile, b: Params) =>
     (["BM", "BN", "BK", "TN"] as const).every((k) => a[k] === b[k]);
   if (tuned && !configs.some((c) => sameTile(c, tuned))) {
