@@ -19,13 +19,19 @@
  *   here, after the short-K kernel was written
  *   (lab/runs/nvidia-h200-2026-11-26-shortk-kernel-plans.json): every plan measured, the six
  *   short-K configurations among them. Its short-K times fit that kernel's constants, the rest
- *   kept.
+ *   kept;
+ * - "thin tiles": a plan search at 13 shapes of 32 to 300 rows with K of 200 to 8192, chosen here,
+ *   after the planner took 32-row tiles for M up to 128
+ *   (lab/runs/nvidia-h200-2026-11-26-thin-calibration-plans.json, rebuilt from the run's log: the
+ *   run reached its time limit at its 13th shape, before it saved). Its times fit the two thin
+ *   tiles' shares, the rest kept.
  *
  * The fit (fitTimeModel): coordinate descent on the constants it refits and on rows of the
  * short-K tables, each moved by a factor while that lowers the sum over the times of a Huber loss
  * on log(predicted / measured) (squared up to a miss of 30%, linear past it, so a few odd times do
- * not steer it). fitH200 runs it twice: REFIT and the tiles' short-K shares on every session but
- * the last, then the short-K kernel's constants on that session's short-K times.
+ * not steer it). fitH200 runs it three times: REFIT and the tiles' short-K shares on the first
+ * four sessions, then the short-K kernel's constants on that session's short-K times, then the
+ * thin tiles' shares on theirs.
  *
  *   deno run --allow-read lab/time_model_fit.ts     prints the fit and its errors
  */
@@ -36,6 +42,7 @@ import type { TuningRecord } from "../lib/tuning.ts";
 import { loadRecord } from "../lib/record.ts";
 import { generatedParams } from "../kernels/12_generated/step.ts";
 import { PLAN_SHORTK, PLAN_TILES } from "../kernels/13_shapes/launch.ts";
+import { THIN_TILE_CONFIGS } from "../kernels/13_shapes/plans.ts";
 import {
   H200_TIME_MODEL,
   predictPlanTime,
@@ -49,7 +56,7 @@ export const H200 = namedDevice("NVIDIA H200", "nvidia", "hopper");
 
 /** One saved time: where it was measured, the plan, the median, and which session measured it. */
 export interface Measured {
-  session: "search" | "tiles" | "record" | "short K" | "short-K kernel";
+  session: "search" | "tiles" | "record" | "short K" | "short-K kernel" | "thin tiles";
   shape: Shape;
   params: Params;
   seconds: number;
@@ -115,6 +122,12 @@ export async function savedTimes(): Promise<{ all: Measured[]; record12: Measure
       "short-K kernel",
     ),
   );
+  all.push(
+    ...planTrials(
+      await readJson("lab/runs/nvidia-h200-2026-11-26-thin-calibration-plans.json"),
+      "thin tiles",
+    ),
+  );
   return { all, record12 };
 }
 
@@ -139,8 +152,11 @@ export type Scalar = Exclude<
   keyof TimeModel,
   "tileEfficiency" | "shortKEfficiency" | "shortkKernelEfficiency"
 >;
+/** The thin tiles' keys: the only rows of tileEfficiency a fit here moves. */
+const THIN_KEYS = THIN_TILE_CONFIGS.map(tileKey);
+
 /** The tables whose rows a fit may move (each share kept in [0, 1]). */
-export type Table = "shortKEfficiency" | "shortkKernelEfficiency";
+export type Table = "shortKEfficiency" | "shortkKernelEfficiency" | "tileEfficiency";
 const UNIT: Scalar[] = [
   "overlap",
   "partialWave",
@@ -157,6 +173,9 @@ function tableRows(times: Measured[], table: Table): string[] {
   const rows = table === "shortKEfficiency"
     ? times.filter((m) => m.session === "short K" && m.params.PLAN === PLAN_TILES)
       .map((m) => tileKey(generatedParams(m.params)))
+    : table === "tileEfficiency"
+    ? times.filter((m) => m.params.PLAN === PLAN_TILES)
+      .map((m) => tileKey(generatedParams(m.params))).filter((key) => THIN_KEYS.includes(key))
     : times.filter((m) => m.params.PLAN === PLAN_SHORTK).map((m) => shortkKey(m.params));
   return [...new Set(rows)];
 }
@@ -164,7 +183,7 @@ function tableRows(times: Measured[], table: Table): string[] {
 /** A row's value, or where the table lacks it, the share the model reads in its place. */
 function rowValue(model: TimeModel, table: Table, key: string): number {
   return model[table][key] ??
-    (table === "shortKEfficiency"
+    (table === "shortKEfficiency" || table === "tileEfficiency"
       ? model.tileEfficiency[key] ?? model.tileEfficiencyDefault
       : shortkEfficiency(key, model));
 }
@@ -234,13 +253,15 @@ export const SHORTK_REFIT: Scalar[] = ["shortkTripK"];
 
 /**
  * The fit of H200_TIME_MODEL, from its constants with both short-K tables empty: REFIT and the
- * tiles' short-K shares on every session but the short-K kernel's, then SHORTK_REFIT and the
- * short-K kernel's shares on that session's short-K times.
+ * tiles' short-K shares on the first three sessions and "short K", then SHORTK_REFIT and the
+ * short-K kernel's shares on that session's short-K times, then the thin tiles' shares on the
+ * thin-tile search's times.
  */
 export function fitH200(times: Measured[]): TimeModel {
   const empty = { ...H200_TIME_MODEL, shortKEfficiency: {}, shortkKernelEfficiency: {} };
+  const later: Measured["session"][] = ["short-K kernel", "thin tiles"];
   const first = fitTimeModel(
-    times.filter((m) => m.session !== "short-K kernel"),
+    times.filter((m) => !later.includes(m.session)),
     empty,
     REFIT,
     ["shortKEfficiency"],
@@ -254,11 +275,22 @@ export function fitH200(times: Measured[]): TimeModel {
   const start = Object.fromEntries(
     tableRows(kernel, "shortkKernelEfficiency").map((key) => [key, 0.5]),
   );
-  return fitTimeModel(
+  const second = fitTimeModel(
     kernel,
     { ...first, shortkKernelEfficiency: start, shortkTripK: 32 },
     SHORTK_REFIT,
     ["shortkKernelEfficiency"],
+  );
+  // The thin tiles' shares, each from the table's default, on their own search's times.
+  const thinRows = tableRows(times.filter((m) => m.session === "thin tiles"), "tileEfficiency");
+  const tiles = Object.fromEntries(
+    Object.entries(second.tileEfficiency).filter(([key]) => !thinRows.includes(key)),
+  );
+  return fitTimeModel(
+    times.filter((m) => m.session === "thin tiles"),
+    { ...second, tileEfficiency: tiles },
+    [],
+    ["tileEfficiency"],
   );
 }
 
@@ -272,6 +304,7 @@ if (import.meta.main) {
     ["short-K", short],
     ["short-K kernel search's short-K", kernel.filter((m) => m.params.PLAN === PLAN_SHORTK)],
     ["short-K kernel search's other", kernel.filter((m) => m.params.PLAN !== PLAN_SHORTK)],
+    ["thin-tile search's", all.filter((m) => m.session === "thin tiles")],
   ] as const;
   const report = (name: string, model: TimeModel) => {
     for (const [group, times] of groups) {
@@ -286,6 +319,7 @@ if (import.meta.main) {
   report("saved constants", H200_TIME_MODEL);
   const fit = fitH200(all);
   report("this fit", fit);
-  const { tileEfficiency: _, ...rest } = fit;
-  console.log(JSON.stringify(rest, null, 2));
+  const { tileEfficiency, ...rest } = fit;
+  const thin = Object.entries(tileEfficiency).filter(([key]) => THIN_KEYS.includes(key));
+  console.log(JSON.stringify({ ...rest, thinTiles: Object.fromEntries(thin) }, null, 2));
 }

@@ -2,7 +2,8 @@
  * Step 13's planner: the plans it considers at a shape, and the rule that picks one.
  *
  * The plans (parameter sets of the step; kernels/13_shapes/launch.ts says how each launches):
- * - tiles: step 12's generated kernel at a tile configuration of TILE_CONFIGS (and 12's own);
+ * - tiles: step 12's generated kernel at a tile configuration of TILE_CONFIGS (and 12's own),
+ *   and of THIN_TILE_CONFIGS (32 rows) where M is at most THIN_TILE_MAX_M;
  * - split-K: the same kernel with K cut into slices summed in a fixed order, at slice counts
  *   that are powers of two or fill whole waves of the GPU (the counts that leave no wave partly
  *   empty: j·SMs·R / tiles for j = 1..4);
@@ -17,26 +18,39 @@
  * measurements) predicts every plan's time. Step 12's general kernel at its tuned parameters,
  * "tiles, 1 slice, 12's params" (fallbackPlan), is the plan every pick is checked against: the
  * model's fastest plan is taken only when it is predicted faster than 12's plan by more than
- * GUARD_MARGIN, counted on the time the plans' own dispatches take (the fixed cost FIXED_S,
+ * GUARD_MARGIN (SUBWAVE_GUARD_MARGIN where 12's plan leaves SMs idle), counted on the time the
+ * plans' own dispatches take (the fixed cost FIXED_S,
  * the same for every plan, left out of both). Otherwise 12's plan runs. So the step never runs
  * a plan that the model does not clearly prefer to the kernel it is built from.
  *
  * Why 30%: the model is right about which of two plans is faster more often the larger the
  * difference it predicts. Over the saved H200 measurements (lab/time_model_fit.ts), comparing
- * plans measured in the same session at the same shape, of the 298 plans it predicts more than
- * 30% faster than 12's plan, 284 measured faster (the 37 of the short-K kernel's search all
- * did). Of the 14 that did not, 10 are at the short-K and thin-M shapes: 64x64x8 tiles at M of 36 to 60 (2 to 3% slower than 12's 128x64x8), the
- * matrix-vector plan at M = 60 (9 to 12% slower: its arithmetic at 15 rows per workgroup is slower
- * than the model reads it) and a 128x128x8 tile at 1200x40x5000 (5% slower); 4 are in the first
- * search, among them its 4-slice plans at 1024^3, where its times rise and fall with the
- * slice count. A lower margin adds few plans and a loss with every few: 17 plans and 3 losses
- * at 25%, 23 and 4 at 20%, 59 and 8 at 10% (tests/plans_test.ts recomputes these counts).
+ * plans measured in the same session at the same shape, of the 547 plans it predicts more than
+ * 30% faster than 12's plan, 525 measured faster (the 37 of the short-K kernel's search all
+ * did, and 241 of the thin-tile search's 249). Of the 22 that did not:
+ * - 10 are at the short-K and thin-M shapes: 64x64x8 tiles at M of 36 to 60 (2 to 3% slower
+ *   than 12's 128x64x8), the matrix-vector plan at M = 60 (9 to 12% slower: its arithmetic at
+ *   15 rows per workgroup is slower than the model reads it) and a 128x128x8 tile at
+ *   1200x40x5000 (5% slower);
+ * - 8 are in the thin-tile search: unsplit 64x64x8 and 32x128x8 tiles at M of 32 to 64 (up to
+ *   10% slower; never the pick there, where split plans are predicted faster still) and a
+ *   3-slice plan at 112x700x9000 (3% slower);
+ * - 4 are in the first search, among them its 4-slice plans at 1024^3, where its times rise and
+ *   fall with the slice count.
+ * A lower margin adds few plans and a loss with every few: 29 plans and 3 losses at 25%, 51 and
+ * 4 at 20%, 122 and 14 at 10% (tests/plans_test.ts recomputes these counts).
+ *
+ * Why 20% where 12's plan leaves SMs idle (its grid smaller than the SM count): there a lone
+ * workgroup on an SM runs slower than the model reads it, so the model's gains over 12's plan
+ * fall short of the measured ones. Of the 36 plans predicted 20 to 30% faster there, 33 measured
+ * faster, by 1.49 times at the median (the slowest 0.77 of 12's speed); of the 15 predicted so
+ * elsewhere, 1.12 times at the median.
  *
  * Saved per-shape winners (lib/search.ts searchPlans, data/tuning/<device>/shapes.json) refine
  * the pick: the winner measured at shape S0 replaces the model's pick at a shape S of the same
  * class (shapeClass) only when the search also measured, at S0, the plan the rule picks at S
  * and 12's plan, and the winner's measured advantage over both, carried from S0 to S by the
- * model's ratio for each plan, still holds at S, by more than GUARD_MARGIN where S is not S0
+ * model's ratio for each plan, still holds at S, by more than the guard's margin where S is not S0
  * (the carried part is the model's reading). Where the search did not measure those plans
  * the rule's pick stands, so a saved winner never replaces a plan it was not measured against.
  */
@@ -135,6 +149,19 @@ const GEMV_MAX_M = 4 * GEMV_MAX_ROWS;
  * 1.3 times faster on the plans' own dispatches (this module's header says why).
  */
 export const GUARD_MARGIN = 0.3;
+/**
+ * The margin where 12's plan launches fewer workgroups than the GPU has SMs, so that some SMs
+ * get none: there the model reads 12's plan as faster than it runs (a lone workgroup on an SM
+ * runs slower than the model's partly-filled wave allows), so the gains it predicts over it are
+ * short of the measured ones (this module's header gives the counts).
+ */
+export const SUBWAVE_GUARD_MARGIN = 0.2;
+
+/** The guard's margin at `s`: SUBWAVE_GUARD_MARGIN where 12's plan leaves SMs idle. */
+export function guardMargin(s: Shape, device: DeviceSummary): number {
+  const grid = gridSize(planLaunchPlan(s, fallbackPlan(s, device)));
+  return grid < deviceModel(device).sms ? SUBWAVE_GUARD_MARGIN : GUARD_MARGIN;
+}
 
 /** One plan and the model's time for it. */
 export interface Candidate {
@@ -369,13 +396,13 @@ const choice = (c: Candidate, from: PlanChoice["from"]): PlanChoice => ({
 
 /**
  * The rule's pick at `s` (no saved winners): the model's fastest plan when it is predicted more
- * than GUARD_MARGIN faster than 12's plan, else 12's plan.
+ * than the guard's margin (guardMargin) faster than 12's plan, else 12's plan.
  */
 export function modelPlan(s: Shape, device: DeviceSummary): PlanChoice {
   const best = candidates(s, device)[0];
   const fallback = candidate(s, fallbackPlan(s, device), device);
   if (samePlan(best.params, fallback.params)) return choice(fallback, "model");
-  return predictedGain(s, best.params, fallback.params, device) > 1 + GUARD_MARGIN
+  return predictedGain(s, best.params, fallback.params, device) > 1 + guardMargin(s, device)
     ? choice(best, "model")
     : choice(fallback, "guard");
 }
@@ -469,7 +496,7 @@ export function pickPlan(s: Shape, device: DeviceSummary): PlanChoice {
   const rivals = [rule.params, ...samePlan(fallback, saved.params) ? [] : [fallback]].map(carried);
   // At the winner's own shape the measured times decide; carried to a neighbour by the model,
   // the advantage must clear the guard's margin, as any choice the model makes must.
-  const margin = sameShape(s, saved.at) ? 1 : 1 + GUARD_MARGIN;
+  const margin = sameShape(s, saved.at) ? 1 : 1 + guardMargin(s, device);
   if (winner === undefined || rivals.some((t) => t === undefined || t <= winner * margin)) {
     return rule;
   }
