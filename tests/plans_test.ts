@@ -41,6 +41,7 @@ import {
 import {
   FIXED_S,
   H200_TIME_MODEL,
+  measuredShare,
   predictPlanTime,
   tileKey,
   type TimeModel,
@@ -68,7 +69,8 @@ const rowdot = (KL: number, rows: number, BN: number, SLICES = 1): Params => ({
   BN,
 });
 const outer = (rows: number): Params => ({ PLAN: PLAN_OUTER, SLICES: 1, BM: 8 * rows, BN: 128 });
-const shortk = (rows: number, depth: number): Params => shortkPlan({ rows, depth });
+const shortk = (rows: number, depth: number, columns = 128): Params =>
+  shortkPlan({ rows, depth, columns });
 
 /** Each new kernel at sizes that force its edges: ragged K, rows and columns, empty slices. */
 const CASES: [Shape, Params][] = [
@@ -97,6 +99,11 @@ const CASES: [Shape, Params][] = [
   // The other two configurations: a K of exactly one trip, and a ragged last 4 k past two trips.
   [{ m: 255, k: 32, n: 129 }, shortk(4, 32)],
   [{ m: 133, k: 35, n: 97 }, shortk(16, 16)],
+  // The narrow widths for few columns: N of 82 over three 32-wide blocks (the last ragged), of 50
+  // over one 64-wide block, both with ragged rows and a partial last trip.
+  [{ m: 301, k: 45, n: 82 }, shortk(8, 16, 32)],
+  [{ m: 70, k: 37, n: 50 }, shortk(4, 32, 64)],
+  [{ m: 263, k: 130, n: 96 }, shortk(16, 32, 32)],
 ];
 
 Deno.test("plans: the row-dot, dot, outer and short-K kernels validate at odd sizes", async () => {
@@ -165,6 +172,8 @@ Deno.test("plans: plans of the new kernels that cannot run are refused with the 
   assert.match(bad(shortk(2, 16))!, /rows per invocation/);
   assert.match(bad(shortk(8, 8))!, /k per trip/);
   assert.equal(bad(shortk(16, 32)), undefined);
+  assert.match(bad(shortk(8, 16, 96))!, /columns wide/);
+  assert.equal(bad(shortk(8, 16, 32)), undefined);
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -303,11 +312,17 @@ function randomShapes(count: number, seed: number): Shape[] {
 Deno.test("plans: the guard keeps 12's plan whenever the model's gain is under the margin (property)", () => {
   for (const device of [H200, H100, namedDevice("Some GPU")]) {
     for (const s of randomShapes(60, 21)) {
-      const best = candidates(s, device)[0];
       const fallback = fallbackPlan(s, device);
+      const all = candidates(s, device);
+      // The model picks among the plans whose configuration it has measured (and 12's plan).
+      const best = all.find((c) => c.measured || samePlan(c.params, fallback))!;
       const gain = predictedGain(s, best.params, fallback, device);
       const pick = modelPlan(s, device);
       const where = `${shapeLabel(s)} on ${device.description}: gain ${gain.toFixed(3)}`;
+      assert.ok(
+        samePlan(pick.params, fallback) || measuredShare(pick.params),
+        `${where}: an unmeasured configuration picked`,
+      );
       if (gain > 1 + guardMargin(s, device)) {
         assert.equal(pick.from, "model", where);
         assert.deepEqual(pick.params, best.params, where);
@@ -341,7 +356,7 @@ Deno.test("plans: on the suite and on each kind of degenerate shape the pick is 
   for (const s of [...SHAPE_SUITE, ...DEGENERATE.map(([s]) => s)]) {
     const pick = pickPlan(s, H200);
     const rule = modelPlan(s, H200);
-    const best = candidates(s, H200)[0];
+    const best = candidates(s, H200).find((c) => c.measured)!;
     const gain = predictedGain(s, best.params, fallbackPlan(s, H200), H200);
     const where = `${shapeLabel(s)}: ${pick.from} ${JSON.stringify(pick.params)}`;
     // No saved winner of the H200's search was measured against the plans it would replace

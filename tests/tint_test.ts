@@ -21,7 +21,7 @@ import { candidates } from "../kernels/13_shapes/plans.ts";
 import { PLAN_OUTER, PLAN_ROWDOT, shortkPlan } from "../kernels/13_shapes/launch.ts";
 import { ROWDOT_INVOCATIONS, ROWDOT_K_LANES } from "../kernels/13_shapes/rowdot.ts";
 import { OUTER_COLUMNS, OUTER_ROWS, outerRowsPerWorkgroup } from "../kernels/13_shapes/outer.ts";
-import { SHORTK_DEPTHS, SHORTK_ROWS } from "../kernels/13_shapes/shortk.ts";
+import { SHORTK_DEPTHS, SHORTK_ROWS, SHORTK_WIDTHS } from "../kernels/13_shapes/shortk.ts";
 import { launchChromium, serveFolder } from "./browser.ts";
 
 /** One kernel text to compile: its entry point and override constants when it has a pipeline. */
@@ -71,8 +71,10 @@ function familyPlans(): Record<string, number>[] {
   for (const rows of OUTER_ROWS) {
     out.push({ PLAN: PLAN_OUTER, SLICES: 1, BM: outerRowsPerWorkgroup(rows), BN: OUTER_COLUMNS });
   }
-  for (const rows of SHORTK_ROWS) {
-    for (const depth of SHORTK_DEPTHS) out.push(shortkPlan({ rows, depth }));
+  for (const columns of SHORTK_WIDTHS) {
+    for (const rows of SHORTK_ROWS) {
+      for (const depth of SHORTK_DEPTHS) out.push(shortkPlan({ rows, depth, columns }));
+    }
   }
   return out;
 }

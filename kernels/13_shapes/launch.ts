@@ -15,8 +15,8 @@
  *   workgroup, KL k lanes per row group: the small-N plan (KL 32), and with KL 256 the dot
  *   product (a whole workgroup on each row).
  * - PLAN 3, outer: kernels/13_shapes/outer.ts, BM rows by 128 columns per workgroup: tiny K.
- * - PLAN 4, short-K: kernels/13_shapes/shortk.ts, BM rows by 128 columns per workgroup, BK k
- *   staged per trip: short K with a large C.
+ * - PLAN 4, short-K: kernels/13_shapes/shortk.ts, BM rows by BN columns (128, 64 or 32) per
+ *   workgroup, BK k staged per trip: short K with a large C.
  */
 import { ceilDiv, type LaunchPlan, launchPlan, type LaunchSpec } from "../../lib/steps/launch.ts";
 import { type KernelSpec, type Params, stepLayout } from "../../lib/steps/spec.ts";
@@ -25,7 +25,7 @@ import type { Shape } from "../../lib/matrix.ts";
 import { step as generated } from "../12_generated/step.ts";
 import { ROWDOT_INVOCATIONS } from "./rowdot.ts";
 import { outerRowsPerWorkgroup } from "./outer.ts";
-import { SHORTK_COLUMNS, type ShortKConfig, shortkRowsPerWorkgroup } from "./shortk.ts";
+import { type ShortKConfig, shortkRowsPerWorkgroup } from "./shortk.ts";
 import type { GemvLoads } from "./gemv.ts";
 
 export const PLAN_TILES = 0;
@@ -60,10 +60,14 @@ export const gemvLoads = (p: Params): GemvLoads => p.LOADS === 1 ? 1 : 4;
 /** Rows of C per invocation of an outer plan (its BM is 8 warps x rows). */
 export const outerRows = (p: Params) => p.BM / outerRowsPerWorkgroup(1);
 
-/** The short-K kernel a plan runs: rows of C per invocation (its BM is 8 warps x rows), BK k per trip. */
+/**
+ * The short-K kernel a plan runs: rows of C per invocation (its BM is 8 warps x rows), BK k per
+ * trip, BN columns per workgroup.
+ */
 export const shortkConfig = (p: Params): ShortKConfig => ({
   rows: p.BM / shortkRowsPerWorkgroup(1),
   depth: p.BK,
+  columns: p.BN,
 });
 
 /** The plan that runs a short-K configuration (shortkConfig's inverse). */
@@ -71,7 +75,7 @@ export const shortkPlan = (c: ShortKConfig): Params => ({
   PLAN: PLAN_SHORTK,
   SLICES: 1,
   BM: shortkRowsPerWorkgroup(c.rows),
-  BN: SHORTK_COLUMNS,
+  BN: c.columns,
   BK: c.depth,
 });
 
@@ -80,7 +84,7 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 /**
  * A plan as readers know it: "split-K 4 x 128x256x16 TN 8" (BM x BN x BK, TN outputs wide),
  * "matrix-vector 16 rows, 8 slices", "row-dot 8 rows x 4 columns", "dot, 32 slices", "outer
- * 16 rows", "short-K 128 rows, 32 k per trip".
+ * 16 rows", "short-K 128 rows, 32 k per trip" (and "x 32 columns" where it is narrower than 128).
  */
 export function planLabel(p: Params): string {
   const kind = planKind(p);
@@ -97,7 +101,9 @@ export function planLabel(p: Params): string {
     case "outer":
       return `outer ${plural(p.BM, "row")}`;
     case "short-K":
-      return `short-K ${plural(p.BM, "row")}, ${p.BK} k per trip`;
+      return `short-K ${plural(p.BM, "row")}${
+        p.BN === 128 ? "" : ` x ${p.BN} columns`
+      }, ${p.BK} k per trip`;
   }
   const tile = `${p.BM}x${p.BN}x${p.BK}${p.TN ? ` TN ${p.TN}` : ""}`;
   return kind === "split-K" ? `split-K ${p.SLICES} x ${tile}` : `tiles ${tile}`;

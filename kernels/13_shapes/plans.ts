@@ -12,7 +12,7 @@
  *   workgroup on each row, for the dot product and other products of a few rows and columns;
  * - outer (kernels/13_shapes/outer.ts) when K <= 16;
  * - short-K (kernels/13_shapes/shortk.ts) when K <= 512 and C has at least 32 rows and 32
- *   columns.
+ *   columns, 128 columns per workgroup, and 64 or 32 where N is at most 128.
  *
  * The rule. The model (kernels/13_shapes/predict.ts predictPlanTime, fit to the H200's saved
  * measurements) predicts every plan's time. Step 12's general kernel at its tuned parameters,
@@ -21,7 +21,10 @@
  * GUARD_MARGIN (SUBWAVE_GUARD_MARGIN where 12's plan leaves SMs idle), counted on the time the
  * plans' own dispatches take (the fixed cost FIXED_S,
  * the same for every plan, left out of both). Otherwise 12's plan runs. So the step never runs
- * a plan that the model does not clearly prefer to the kernel it is built from.
+ * a plan that the model does not clearly prefer to the kernel it is built from. Nor one whose
+ * kernel configuration no search has timed (measuredShare: its share is the model's default):
+ * such a plan is offered to the per-shape search, which measures it, and picked only once a fit
+ * holds its share.
  *
  * Why 30%: the model is right about which of two plans is faster more often the larger the
  * difference it predicts. Over the saved H200 measurements (lab/time_model_fit.ts), comparing
@@ -78,6 +81,7 @@ import {
 import {
   FIXED_S,
   gridSize,
+  measuredShare,
   planResident,
   predictPlanTime,
   residentPerSm,
@@ -95,6 +99,7 @@ import { OUTER_COLUMNS, OUTER_ROWS, outerRowsPerWorkgroup } from "./outer.ts";
 import {
   SHORTK_DEPTHS,
   SHORTK_ROWS,
+  SHORTK_WIDTHS,
   shortkRowsPerWorkgroup,
   shortkStorageBytes,
 } from "./shortk.ts";
@@ -167,6 +172,8 @@ export function guardMargin(s: Shape, device: DeviceSummary): number {
 export interface Candidate {
   params: Params;
   kind: PlanKind;
+  /** Whether the model has a measured share for its kernel configuration (measuredShare). */
+  measured: boolean;
   waves: Waves;
   /** predictPlanTime, seconds. */
   seconds: number;
@@ -239,7 +246,14 @@ function candidate(s: Shape, params: Params, device: DeviceSummary): Candidate {
     deviceModel(device).sms,
     planResident(params),
   );
-  return { params, kind: planKind(params), waves: w, seconds, modelMs: 1e3 * seconds };
+  return {
+    params,
+    kind: planKind(params),
+    measured: measuredShare(params),
+    waves: w,
+    seconds,
+    modelMs: 1e3 * seconds,
+  };
 }
 
 /**
@@ -320,12 +334,17 @@ function outerPlans(s: Shape, device: DeviceSummary): Params[] {
 
 /**
  * The short-K plans, for K up to SHORTK_MAX_K where C has at least the smallest plan's rows and
- * 32 columns (thinner products have plans of their own).
+ * 32 columns (thinner products have plans of their own): 128 columns per workgroup, and 64 or 32
+ * where N is at most 128, so that one 128-wide block would compute columns C does not have.
  */
 function shortkPlans(s: Shape, device: DeviceSummary): Params[] {
   if (s.k > SHORTK_MAX_K || s.m < shortkRowsPerWorkgroup(SHORTK_ROWS[0]) || s.n < 32) return [];
-  return SHORTK_ROWS.flatMap((rows) => SHORTK_DEPTHS.map((depth) => shortkPlan({ rows, depth })))
-    .filter((p) => launchable(s, p, device, shortkStorageBytes(shortkConfig(p))));
+  const widths = SHORTK_WIDTHS.filter((w) => w === SHORTK_WIDTHS[0] || s.n <= SHORTK_WIDTHS[0]);
+  return widths.flatMap((columns) =>
+    SHORTK_ROWS.flatMap((rows) =>
+      SHORTK_DEPTHS.map((depth) => shortkPlan({ rows, depth, columns }))
+    )
+  ).filter((p) => launchable(s, p, device, shortkStorageBytes(shortkConfig(p))));
 }
 
 /**
@@ -395,12 +414,15 @@ const choice = (c: Candidate, from: PlanChoice["from"]): PlanChoice => ({
 });
 
 /**
- * The rule's pick at `s` (no saved winners): the model's fastest plan when it is predicted more
- * than the guard's margin (guardMargin) faster than 12's plan, else 12's plan.
+ * The rule's pick at `s` (no saved winners): the model's fastest plan of a measured configuration
+ * when it is predicted more than the guard's margin (guardMargin) faster than 12's plan, else
+ * 12's plan.
  */
 export function modelPlan(s: Shape, device: DeviceSummary): PlanChoice {
-  const best = candidates(s, device)[0];
   const fallback = candidate(s, fallbackPlan(s, device), device);
+  const best =
+    candidates(s, device).find((c) => c.measured || samePlan(c.params, fallback.params)) ??
+      fallback;
   if (samePlan(best.params, fallback.params)) return choice(fallback, "model");
   return predictedGain(s, best.params, fallback.params, device) > 1 + guardMargin(s, device)
     ? choice(best, "model")
@@ -421,7 +443,7 @@ function planKeys(p: Params): string[] {
     case PLAN_OUTER:
       return ["PLAN", "BM"];
     case PLAN_SHORTK:
-      return ["PLAN", "BM", "BK"];
+      return ["PLAN", "BM", "BN", "BK"];
     default:
       return [
         "PLAN",

@@ -67,6 +67,7 @@ import {
   PLAN_OUTER,
   PLAN_ROWDOT,
   PLAN_SHORTK,
+  PLAN_TILES,
   planLaunchPlan,
   rowdotRows,
   shortkConfig,
@@ -79,12 +80,7 @@ import {
   rowdotTripK,
 } from "./rowdot.ts";
 import { OUTER_INVOCATIONS, OUTER_K_STEP, outerRegisters } from "./outer.ts";
-import {
-  SHORTK_COLUMNS,
-  SHORTK_INVOCATIONS,
-  shortkRegisters,
-  shortkStorageBytes,
-} from "./shortk.ts";
+import { SHORTK_INVOCATIONS, shortkRegisters, shortkStorageBytes } from "./shortk.ts";
 
 /**
  * The model's constants: what it takes from measurements. H200_TIME_MODEL holds the fit
@@ -127,7 +123,7 @@ export interface TimeModel {
   shortKEfficiency: Record<string, number>;
   /**
    * Share of an SM's FMA peak the short-K kernel's multiply-adds reach in full waves, per
-   * configuration ("BM/KC": rows of C and k staged per trip).
+   * configuration ("BMxBN/KC": rows and columns of C, k staged per trip).
    */
   shortkKernelEfficiency: Record<string, number>;
   /** k's worth of work each trip of the short-K kernel adds (staging, its two waits). */
@@ -190,12 +186,12 @@ export const H200_TIME_MODEL: TimeModel = {
     "64x64x8/8": 0.597,
   },
   shortkKernelEfficiency: {
-    "32/16": 0.388,
-    "64/16": 0.541,
-    "128/16": 0.448,
-    "32/32": 0.285,
-    "64/32": 0.395,
-    "128/32": 0.366,
+    "32x128/16": 0.388,
+    "64x128/16": 0.541,
+    "128x128/16": 0.448,
+    "32x128/32": 0.285,
+    "64x128/32": 0.395,
+    "128x128/32": 0.366,
   },
   shortkTripK: 3.77,
 };
@@ -219,8 +215,8 @@ export function tileEfficiency(
   return short ** (1 - w) * long ** w;
 }
 
-/** A short-K configuration's key in its efficiency table: "BM/KC". */
-export const shortkKey = (p: Params): string => `${p.BM}/${p.BK}`;
+/** A short-K configuration's key in its efficiency table: "BMxBN/KC". */
+export const shortkKey = (p: Params): string => `${p.BM}x${p.BN}/${p.BK}`;
 
 /**
  * The FMA share of a short-K configuration (its shortkKey): the table's, else the lowest the
@@ -229,6 +225,21 @@ export const shortkKey = (p: Params): string => `${p.BM}/${p.BK}`;
 export function shortkEfficiency(key: string, model: TimeModel = H200_TIME_MODEL): number {
   const table = model.shortkKernelEfficiency;
   return table[key] ?? Math.min(0.5, ...Object.values(table));
+}
+
+/**
+ * Whether the model's tables hold a measured share for the kernel configuration plan `p` runs: a
+ * tile configuration's in tileEfficiency, a short-K configuration's in shortkKernelEfficiency
+ * (the other kernels' shares are one constant each, fit or read from their loops). A
+ * configuration without one is read at a default share, good for ordering a search, not for
+ * picking it.
+ */
+export function measuredShare(p: Params, model: TimeModel = H200_TIME_MODEL): boolean {
+  if (p.PLAN === PLAN_SHORTK) return shortkKey(p) in model.shortkKernelEfficiency;
+  if ((p.PLAN ?? PLAN_TILES) === PLAN_TILES) {
+    return tileKey(generatedParams(p)) in model.tileEfficiency;
+  }
+  return true;
 }
 
 /** A tile configuration's key in the efficiency table. */
@@ -385,7 +396,7 @@ function bandwidthKernelSeconds(s: Shape, plan: LaunchPlan, p: Params, c: Contex
 }
 
 /**
- * The short-K kernel's dispatch, timed like a tile's: each workgroup multiplies BM x 128 over K
+ * The short-K kernel's dispatch, timed like a tile's: each workgroup multiplies BM x BN over K
  * (whole 4 k) plus shortkTripK k per trip of BK, at shortkKernelEfficiency of the SM's FMA peak
  * shared by the workgroups it holds; or its bytes (A once per column block, B once per row block,
  * C once), whichever is longer.
@@ -394,7 +405,7 @@ function shortkSeconds(s: Shape, plan: LaunchPlan, p: Params, c: Context): numbe
   const w = gridSize(plan);
   if (w === 0) return 0;
   const trips = ceilDiv(s.k, p.BK);
-  const flops = 2 * p.BM * SHORTK_COLUMNS * (4 * ceilDiv(s.k, 4) + c.model.shortkTripK * trips);
+  const flops = 2 * p.BM * p.BN * (4 * ceilDiv(s.k, 4) + c.model.shortkTripK * trips);
   const rate = shortkEfficiency(shortkKey(p), c.model) * c.dev.smGflops * 1e9;
   const bytes = 4 * (s.m * s.k * plan.grid[0] + s.k * s.n * plan.grid[1] + s.m * s.n);
   return Math.max(busiestSm(w, planResident(p), c) * flops / rate, bytes / bandwidth(c));

@@ -12,13 +12,15 @@
  * whole of K in one trip when K <= KC), waits once, and multiplies it out of registers; any M, K
  * and N, with no padding copy.
  *
- * A workgroup is 8 warps of 32 invocations over 128 columns of C and 8·ROWS rows: warp w takes
- * rows w·ROWS .. w·ROWS + ROWS - 1, lane l the columns l, l + 32, l + 64, l + 96 (as in the outer
- * kernel), so each store instruction of a warp writes 32 consecutive floats of one row. A's block
- * is kept k-major in vec4s of 4 rows: the ROWS values a warp needs at one k are ROWS / 4 vec4
- * loads of one address for all its lanes (a broadcast). B's block is kept k-major too: a lane's
- * 4 values at one k are 4 loads of 32 consecutive words per warp (one per bank). Per k an
- * invocation issues ROWS / 4 + 4 loads for 4·ROWS multiply-adds.
+ * A workgroup is 8 warps of 32 invocations over BN columns of C (128, or 64 or 32 where C has
+ * few columns: a 128-wide block would compute columns that do not exist) and 8·ROWS rows: warp w
+ * takes rows w·ROWS .. w·ROWS + ROWS - 1, lane l the columns l, l + 32, ... (BN / 32 of them, as
+ * in the outer kernel), so each store instruction of a warp writes 32 consecutive floats of one
+ * row. A's block is kept k-major in vec4s of 4 rows: the ROWS values a warp needs at one k are
+ * ROWS / 4 vec4 loads of one address for all its lanes (a broadcast). B's block is kept k-major
+ * too: a lane's BN / 32 values at one k are loads of 32 consecutive words per warp (one per bank).
+ * Per k an invocation issues ROWS / 4 + BN / 32 loads for ROWS·BN / 32 multiply-adds: the narrow
+ * widths trade more loads per multiply-add for more workgroups over few columns.
  *
  * Staging: invocation t stores 4 rows of A at one k as one vec4 (consecutive invocations take
  * consecutive quads of rows, so the stores of a warp fill the banks) and one word of B per
@@ -29,10 +31,11 @@
  */
 import { lines, productInterface, SCALAR_LOADS } from "../../lib/steps/wgsl.ts";
 
-/** Invocations per workgroup, lanes per warp, columns of C per workgroup. */
+/** Invocations per workgroup, lanes per warp. */
 export const SHORTK_INVOCATIONS = 256;
 const LANES = 32;
-export const SHORTK_COLUMNS = 128;
+/** Columns of C per workgroup the kernel is written for: BN / 32 per lane. */
+export const SHORTK_WIDTHS = [128, 64, 32] as const;
 /** Rows of C per invocation the kernel is written for (whole vec4s of A). */
 export const SHORTK_ROWS = [4, 8, 16] as const;
 /** k staged per trip (KC): the whole K in one trip up to this depth. */
@@ -41,21 +44,23 @@ export const SHORTK_DEPTHS = [16, 32] as const;
 /** Rows of C per workgroup: 8 warps of ROWS each. */
 export const shortkRowsPerWorkgroup = (rows: number) => (SHORTK_INVOCATIONS / LANES) * rows;
 
-/** One short-K kernel: rows of C per invocation and k staged per trip. */
+/** One short-K kernel: rows of C per invocation, k staged per trip, columns per workgroup. */
 export interface ShortKConfig {
   rows: number;
   depth: number;
+  columns: number;
 }
 
-/** Bytes of workgroup memory: the staged blocks of A (BM x KC) and B (KC x 128). */
+/** Bytes of workgroup memory: the staged blocks of A (BM x KC) and B (KC x BN). */
 export const shortkStorageBytes = (c: ShortKConfig) =>
-  4 * c.depth * (shortkRowsPerWorkgroup(c.rows) + SHORTK_COLUMNS);
+  4 * c.depth * (shortkRowsPerWorkgroup(c.rows) + c.columns);
 
 /**
- * Registers per invocation, an estimate: 4·ROWS sums, one k's ROWS values of A and 4 of B, and 24
- * for addresses and the rest.
+ * Registers per invocation, an estimate: ROWS·BN / 32 sums, one k's ROWS values of A and BN / 32
+ * of B, and 24 for addresses and the rest.
  */
-export const shortkRegisters = (c: ShortKConfig) => 4 * c.rows + c.rows + 4 + 24;
+export const shortkRegisters = (c: ShortKConfig) =>
+  (c.rows + 1) * (c.columns / LANES) + c.rows + 24;
 
 /** Why a configuration cannot be generated (undefined when it can). */
 export function shortkInvalid(c: ShortKConfig): string | undefined {
@@ -65,6 +70,9 @@ export function shortkInvalid(c: ShortKConfig): string | undefined {
   if (!(SHORTK_DEPTHS as readonly number[]).includes(c.depth)) {
     return `the short-K kernel stages ${SHORTK_DEPTHS.join(" or ")} k per trip`;
   }
+  if (!(SHORTK_WIDTHS as readonly number[]).includes(c.columns)) {
+    return `the short-K kernel is ${SHORTK_WIDTHS.join(", ")} columns wide`;
+  }
   return undefined;
 }
 
@@ -72,18 +80,18 @@ const cache = new Map<string, string>();
 
 /** The short-K kernel's WGSL for a configuration (cached). */
 export function shortkWgsl(c: ShortKConfig): string {
-  const key = `${c.rows}/${c.depth}`;
+  const key = `${c.rows}/${c.depth}/${c.columns}`;
   let text = cache.get(key);
   if (text === undefined) {
     const why = shortkInvalid(c);
-    if (why) throw new RangeError(`short-K kernel, ROWS=${c.rows} KC=${c.depth}: ${why}`);
+    if (why) {
+      throw new RangeError(`short-K kernel, ROWS=${c.rows} KC=${c.depth} BN=${c.columns}: ${why}`);
+    }
     text = emit(c);
     cache.set(key, text);
   }
   return text;
 }
-
-const COLS = SHORTK_COLUMNS / LANES;
 
 /**
  * A staging loop: `count` units over the workgroup's invocations, unit `i` of them handled by
@@ -100,20 +108,23 @@ function staged(count: number, body: string): string {
   });
 }
 
-function emit({ rows, depth }: ShortKConfig): string {
+function emit({ rows, depth, columns }: ShortKConfig): string {
   const bm = shortkRowsPerWorkgroup(rows);
   const quads = bm / 4, warpQuads = rows / 4;
-  const xyzw = "xyzw";
-  return `// Step 13 (short-K): ${bm} rows x ${SHORTK_COLUMNS} columns of C per workgroup, ${rows} x ${COLS} per
+  const cols = columns / LANES;
+  // A row's sums: a vector of one value per column the lane owns (a scalar for one column).
+  const sums = cols === 1 ? "f32" : `vec${cols}<f32>`;
+  const sum = (r: number, j: number) => cols === 1 ? `c${r}` : `c${r}.${"xyzw"[j]}`;
+  return `// Step 13 (short-K): ${bm} rows x ${columns} columns of C per workgroup, ${rows} x ${cols} per
 // invocation (columns lane + 32 j); A and B staged ${depth} k at a time, one wait per trip.
-// Written by kernels/13_shapes/shortk.ts for ROWS=${rows} KC=${depth}.
+// Written by kernels/13_shapes/shortk.ts for ROWS=${rows} KC=${depth} BN=${columns}.
 
 ${productInterface({ element: "f32", paddedB: false })}
 
 // A's ${bm} rows for ${depth} k, k-major in vec4s of 4 rows: As[k * ${quads} + row / 4].
 var<workgroup> As: array<vec4<f32>, ${depth * quads}>;
-// B's ${depth} rows of ${SHORTK_COLUMNS} columns: Bs[k * ${SHORTK_COLUMNS} + column].
-var<workgroup> Bs: array<f32, ${depth * SHORTK_COLUMNS}>;
+// B's ${depth} rows of ${columns} columns: Bs[k * ${columns} + column].
+var<workgroup> Bs: array<f32, ${depth * columns}>;
 
 ${SCALAR_LOADS}
 
@@ -125,10 +136,10 @@ fn main(
   let lane = tid % ${LANES}u;
   let warp = tid / ${LANES}u;
   let rowBase = wid.y * ${bm}u;
-  let colBase = wid.x * ${SHORTK_COLUMNS}u;
+  let colBase = wid.x * ${columns}u;
   let row0 = rowBase + warp * ${rows}u;
   let col0 = colBase + lane;
-${lines(rows, (r) => `  var c${r} = vec4<f32>();`)}
+${lines(rows, (r) => `  var c${r} = ${sums}();`)}
   for (var k0 = 0u; k0 < dims.K; k0 += ${depth}u) {
 ${
     staged(
@@ -151,9 +162,9 @@ ${
   }
 ${
     staged(
-      depth * SHORTK_COLUMNS,
-      `      let col = colBase + i % ${SHORTK_COLUMNS}u;
-      let k = k0 + i / ${SHORTK_COLUMNS}u;
+      depth * columns,
+      `      let col = colBase + i % ${columns}u;
+      let k = k0 + i / ${columns}u;
       Bs[i] = loadB(k * dims.N + col, k < dims.K && col < dims.N);`,
     )
   }
@@ -161,8 +172,8 @@ ${
     // The block is zero past K: a whole number of 4 k is as right as the exact count.
     let steps = min(${depth}u, (dims.K - k0 + 3u) / 4u * 4u);
     for (var kk = 0u; kk < steps; kk++) {
-      let b = vec4<f32>(${
-    Array.from({ length: COLS }, (_, j) => `Bs[kk * ${SHORTK_COLUMNS}u + lane + ${LANES * j}u]`)
+      let b = ${sums}(${
+    Array.from({ length: cols }, (_, j) => `Bs[kk * ${columns}u + lane + ${LANES * j}u]`)
       .join(", ")
   });
 ${
@@ -173,18 +184,18 @@ ${
   }
 ${
     lines(rows, (r) => {
-      return `      c${r} += a${Math.floor(r / 4)}.${xyzw[r % 4]} * b;`;
+      return `      c${r} += a${Math.floor(r / 4)}.${"xyzw"[r % 4]} * b;`;
     })
   }
     }
     workgroupBarrier();
   }
-${lines(COLS, (j) => `  let inCol${j} = col0 + ${LANES * j}u < dims.N;`)}
+${lines(cols, (j) => `  let inCol${j} = col0 + ${LANES * j}u < dims.N;`)}
 ${
     lines(rows, (r) =>
       `  if (row0 + ${r}u < dims.M) {
     let at = (row0 + ${r}u) * dims.ldc + col0;
-${lines(COLS, (j) => `    if (inCol${j}) { C[at + ${LANES * j}u] = c${r}.${xyzw[j]}; }`)}
+${lines(cols, (j) => `    if (inCol${j}) { C[at + ${LANES * j}u] = ${sum(r, j)}; }`)}
   }`)
   }
 }

@@ -42,7 +42,6 @@ import {
   outerWgsl,
 } from "./outer.ts";
 import {
-  SHORTK_COLUMNS,
   SHORTK_INVOCATIONS,
   shortkInvalid,
   shortkRowsPerWorkgroup,
@@ -111,7 +110,6 @@ function planInvalid(p: Params): string | undefined {
     case PLAN_SHORTK:
       return need(
         [p.SLICES === 1, "the short-K plan does not split K"],
-        [p.BN === SHORTK_COLUMNS, `the short-K plan's BN is ${SHORTK_COLUMNS}`],
         [
           Number.isInteger(shortkConfig(p).rows),
           `the short-K plan's BM is ${shortkRowsPerWorkgroup(1)} times its rows`,
