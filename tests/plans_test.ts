@@ -443,3 +443,41 @@ Deno.test("plans: a saved winner replaces the rule's pick only where it was meas
     }
   }
 });
+
+Deno.test("plans: a saved winner the model has no share for runs at its own shape only", async () => {
+  const device: DeviceSummary = namedDevice(`NVIDIA H200 test ${crypto.randomUUID()}`, "nvidia");
+  const at = { m: 3000, k: 300, n: 80 };
+  const near = { m: 3100, k: 290, n: 84 };
+  assert.equal(shapeClass(near), shapeClass(at));
+  // A narrow short-K plan: no search behind the model's shares has timed it.
+  const winner = shortk(4, 32, 32);
+  assert.ok(!measuredShare(winner));
+  const rules = [modelPlan(at, device).params, modelPlan(near, device).params];
+  const trials = [winner, ...rules, fallbackPlan(at, device)].map((params, i) => ({
+    params,
+    shape: at,
+    validated: true,
+    medianMs: i === 0 ? 0.01 : 0.3,
+  }));
+  const url = await saveTuning({
+    schema: 1,
+    device,
+    date: new Date().toISOString(),
+    commit: "test",
+    shape: at,
+    shapes: [at],
+    kernel: "13_shapes",
+    space: {},
+    trials,
+    best: trials[0],
+    perShape: [{ shape: at, params: winner, gflops: 1 }],
+  });
+  try {
+    // Measured faster at its shape: used there.
+    assert.deepEqual(pickPlan(at, device).params, winner);
+    // Carried to a neighbour by a default share: the rule stands.
+    assert.notEqual(pickPlan(near, device).from, "tuned");
+  } finally {
+    await Deno.remove(new URL(".", url), { recursive: true });
+  }
+});
