@@ -22,9 +22,9 @@
  *   kept;
  * - "thin tiles": a plan search at 13 shapes of 32 to 300 rows with K of 200 to 8192, chosen here,
  *   after the planner took 32-row tiles for M up to 128
- *   (lab/runs/nvidia-h200-2026-11-26-thin-calibration-plans.json, rebuilt from the run's log: the
- *   run reached its time limit at its 13th shape, before it saved). Its times fit the two thin
- *   tiles' shares, the rest kept.
+ *   (lab/runs/nvidia-h200-2026-11-26-thin-calibration-plans.json, rebuilt from the run's log by
+ *   lab/plans_from_log.ts: the run reached its time limit at its 13th shape, before it saved). Its
+ *   times fit the two thin tiles' shares, the rest kept.
  *
  * The fit (fitTimeModel): coordinate descent on the constants it refits and on rows of the
  * short-K tables, each moved by a factor while that lowers the sum over the times of a Huber loss
