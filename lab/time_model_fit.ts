@@ -150,7 +150,7 @@ const loss = (times: Measured[], model: TimeModel) =>
 /** A constant of the model besides its tables, and the ones that are shares (kept in [0, 1]). */
 export type Scalar = Exclude<
   keyof TimeModel,
-  "tileEfficiency" | "shortKEfficiency" | "shortkKernelEfficiency"
+  "tileEfficiency" | "shortKEfficiency" | "shortkKernelEfficiency" | "directKStepS"
 >;
 /** The thin tiles' keys: the only rows of tileEfficiency a fit here moves. */
 const THIN_KEYS = THIN_TILE_CONFIGS.map(tileKey);

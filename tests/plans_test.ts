@@ -31,6 +31,7 @@ import {
   TILE_CONFIGS,
 } from "../kernels/13_shapes/plans.ts";
 import {
+  PLAN_DIRECT,
   PLAN_OUTER,
   PLAN_ROWDOT,
   PLAN_SHORTK,
@@ -69,6 +70,7 @@ const rowdot = (KL: number, rows: number, BN: number, SLICES = 1): Params => ({
   BN,
 });
 const outer = (rows: number): Params => ({ PLAN: PLAN_OUTER, SLICES: 1, BM: 8 * rows, BN: 128 });
+const direct = (BN: number): Params => ({ PLAN: PLAN_DIRECT, SLICES: 1, BM: 64 / BN, BN });
 const shortk = (rows: number, depth: number, columns = 128): Params =>
   shortkPlan({ rows, depth, columns });
 
@@ -104,6 +106,11 @@ const CASES: [Shape, Params][] = [
   [{ m: 301, k: 45, n: 82 }, shortk(8, 16, 32)],
   [{ m: 70, k: 37, n: 50 }, shortk(4, 32, 64)],
   [{ m: 263, k: 130, n: 96 }, shortk(16, 32, 32)],
+  // The direct kernel at each width: ragged rows and columns, K of 1 and odd K.
+  [{ m: 7, k: 30, n: 15 }, direct(8)],
+  [{ m: 150, k: 5, n: 1 }, direct(1)],
+  [{ m: 3, k: 1, n: 130 }, direct(64)],
+  [{ m: 67, k: 861, n: 30 }, direct(8)],
 ];
 
 Deno.test("plans: the row-dot, dot, outer and short-K kernels validate at odd sizes", async () => {
@@ -174,6 +181,10 @@ Deno.test("plans: plans of the new kernels that cannot run are refused with the 
   assert.equal(bad(shortk(16, 32)), undefined);
   assert.match(bad(shortk(8, 16, 96))!, /columns wide/);
   assert.equal(bad(shortk(8, 16, 32)), undefined);
+  assert.match(bad({ ...direct(8), SLICES: 2 })!, /does not split K/);
+  assert.match(bad({ ...direct(8), BM: 4 })!, /BM x BN is 64/);
+  assert.match(bad(direct(16))!, /columns wide/);
+  assert.equal(bad(direct(1)), undefined);
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -18,7 +18,8 @@ import type { Shape } from "../lib/matrix.ts";
 import { findKernel, KERNELS } from "../lib/registry.ts";
 import { SHAPE_SUITE } from "../lib/suite.ts";
 import { candidates } from "../kernels/13_shapes/plans.ts";
-import { PLAN_OUTER, PLAN_ROWDOT, shortkPlan } from "../kernels/13_shapes/launch.ts";
+import { PLAN_DIRECT, PLAN_OUTER, PLAN_ROWDOT, shortkPlan } from "../kernels/13_shapes/launch.ts";
+import { DIRECT_WIDTHS } from "../kernels/13_shapes/direct.ts";
 import { ROWDOT_INVOCATIONS, ROWDOT_K_LANES } from "../kernels/13_shapes/rowdot.ts";
 import { OUTER_COLUMNS, OUTER_ROWS, outerRowsPerWorkgroup } from "../kernels/13_shapes/outer.ts";
 import { SHORTK_DEPTHS, SHORTK_ROWS, SHORTK_WIDTHS } from "../kernels/13_shapes/shortk.ts";
@@ -71,6 +72,7 @@ function familyPlans(): Record<string, number>[] {
   for (const rows of OUTER_ROWS) {
     out.push({ PLAN: PLAN_OUTER, SLICES: 1, BM: outerRowsPerWorkgroup(rows), BN: OUTER_COLUMNS });
   }
+  for (const BN of DIRECT_WIDTHS) out.push({ PLAN: PLAN_DIRECT, SLICES: 1, BM: 64 / BN, BN });
   for (const columns of SHORTK_WIDTHS) {
     for (const rows of SHORTK_ROWS) {
       for (const depth of SHORTK_DEPTHS) out.push(shortkPlan({ rows, depth, columns }));

@@ -17,6 +17,8 @@
  * - PLAN 3, outer: kernels/13_shapes/outer.ts, BM rows by 128 columns per workgroup: tiny K.
  * - PLAN 4, short-K: kernels/13_shapes/shortk.ts, BM rows by BN columns (128, 64 or 32) per
  *   workgroup, BK k staged per trip: short K with a large C.
+ * - PLAN 5, direct: kernels/13_shapes/direct.ts, one element of C per invocation, BM rows by BN
+ *   columns (BM·BN = 64) per workgroup: the smallest products.
  */
 import { ceilDiv, type LaunchPlan, launchPlan, type LaunchSpec } from "../../lib/steps/launch.ts";
 import { type KernelSpec, type Params, stepLayout } from "../../lib/steps/spec.ts";
@@ -33,6 +35,7 @@ export const PLAN_GEMV = 1;
 export const PLAN_ROWDOT = 2;
 export const PLAN_OUTER = 3;
 export const PLAN_SHORTK = 4;
+export const PLAN_DIRECT = 5;
 
 export type PlanKind =
   | "tiles"
@@ -41,7 +44,8 @@ export type PlanKind =
   | "row-dot"
   | "dot"
   | "outer"
-  | "short-K";
+  | "short-K"
+  | "direct";
 
 /** What a parameter set of the step does. */
 export function planKind(p: Params): PlanKind {
@@ -49,6 +53,7 @@ export function planKind(p: Params): PlanKind {
   if (p.PLAN === PLAN_ROWDOT) return p.KL === ROWDOT_INVOCATIONS ? "dot" : "row-dot";
   if (p.PLAN === PLAN_OUTER) return "outer";
   if (p.PLAN === PLAN_SHORTK) return "short-K";
+  if (p.PLAN === PLAN_DIRECT) return "direct";
   return p.SLICES > 1 ? "split-K" : "tiles";
 }
 
@@ -84,7 +89,8 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 /**
  * A plan as readers know it: "split-K 4 x 128x256x16 TN 8" (BM x BN x BK, TN outputs wide),
  * "matrix-vector 16 rows, 8 slices", "row-dot 8 rows x 4 columns", "dot, 32 slices", "outer
- * 16 rows", "short-K 128 rows, 32 k per trip" (and "x 32 columns" where it is narrower than 128).
+ * 16 rows", "short-K 128 rows, 32 k per trip" (and "x 32 columns" where it is narrower than 128),
+ * "direct 8 rows x 8 columns".
  */
 export function planLabel(p: Params): string {
   const kind = planKind(p);
@@ -100,6 +106,8 @@ export function planLabel(p: Params): string {
       return `dot ${plural(p.BM, "row")} x ${plural(p.BN, "column")}${slices}`;
     case "outer":
       return `outer ${plural(p.BM, "row")}`;
+    case "direct":
+      return `direct ${plural(p.BM, "row")} x ${plural(p.BN, "column")}`;
     case "short-K":
       return `short-K ${plural(p.BM, "row")}${
         p.BN === 128 ? "" : ` x ${p.BN} columns`
@@ -112,12 +120,13 @@ export function planLabel(p: Params): string {
 /** Plans that read A and B as they are (any K and N, no padding copies). */
 const unpadded = (p: Params) =>
   p.PLAN === PLAN_ROWDOT || p.PLAN === PLAN_OUTER || p.PLAN === PLAN_SHORTK ||
+  p.PLAN === PLAN_DIRECT ||
   (p.PLAN === PLAN_GEMV && gemvLoads(p) === 1);
 
 /**
  * How the runner launches a plan: the grid over BN columns and BM rows of C per workgroup,
  * z = SLICES; the tile plans and the vec4 matrix-vector plan read K and N padded to multiples of 4
- * (vec4 rows), the scalar matrix-vector, row-dot, outer and short-K plans any size; edge strips for the
+ * (vec4 rows), the scalar matrix-vector, row-dot, outer, short-K and direct plans any size; edge strips for the
  * tile plans only.
  */
 export const planLaunch: Pick<KernelSpec, "dispatch" | "align" | "edgeStrips" | "slices"> = {

@@ -12,7 +12,9 @@
  *   workgroup on each row, for the dot product and other products of a few rows and columns;
  * - outer (kernels/13_shapes/outer.ts) when K <= 16;
  * - short-K (kernels/13_shapes/shortk.ts) when K <= 512 and C has at least 32 rows and 32
- *   columns, 128 columns per workgroup, and 64 or 32 where N is at most 128.
+ *   columns, 128 columns per workgroup, and 64 or 32 where N is at most 128;
+ * - direct (kernels/13_shapes/direct.ts), one element of C per invocation, for products of at
+ *   most DIRECT_MAX_FLOPS.
  *
  * The rule. The model (kernels/13_shapes/predict.ts predictPlanTime, fit to the H200's saved
  * measurements) predicts every plan's time. Step 12's general kernel at its tuned parameters,
@@ -69,6 +71,7 @@ import { step as generated } from "../12_generated/step.ts";
 import { GEMV_COLUMNS, GEMV_K_LANES, GEMV_MAX_ROWS, type GemvLoads } from "./gemv.ts";
 import {
   gemvLoads,
+  PLAN_DIRECT,
   PLAN_GEMV,
   PLAN_OUTER,
   PLAN_ROWDOT,
@@ -98,6 +101,7 @@ import {
   rowdotTripK,
 } from "./rowdot.ts";
 import { OUTER_COLUMNS, OUTER_ROWS, outerRowsPerWorkgroup } from "./outer.ts";
+import { DIRECT_INVOCATIONS, DIRECT_WIDTHS } from "./direct.ts";
 import {
   SHORTK_DEPTHS,
   SHORTK_ROWS,
@@ -354,6 +358,23 @@ function shortkPlans(s: Shape, device: DeviceSummary): Params[] {
  */
 export const gemvLoadsFor = (s: Shape): GemvLoads => s.k % 4 === 0 && s.n % 4 === 0 ? 4 : 1;
 
+/**
+ * The largest product the direct plan is considered for: below it every other plan's fixed
+ * machinery (staging, barriers, padding copies, second dispatches) outweighs the arithmetic.
+ */
+const DIRECT_MAX_FLOPS = 1e7;
+
+/** The direct plans, for products of at most DIRECT_MAX_FLOPS, at each width. */
+function directPlans(s: Shape, device: DeviceSummary): Params[] {
+  if (2 * s.m * s.k * s.n > DIRECT_MAX_FLOPS) return [];
+  return DIRECT_WIDTHS.map((BN) => ({
+    PLAN: PLAN_DIRECT,
+    SLICES: 1,
+    BM: DIRECT_INVOCATIONS / BN,
+    BN,
+  })).filter((p) => launchable(s, p, device, 0));
+}
+
 /** The matrix-vector plans, for M up to GEMV_MAX_M. */
 function gemvPlans(s: Shape): Params[] {
   if (s.m > GEMV_MAX_M) return [];
@@ -379,6 +400,7 @@ export function candidates(s: Shape, device: DeviceSummary): Candidate[] {
     ...rowdotPlans(s, device),
     ...outerPlans(s, device),
     ...shortkPlans(s, device),
+    ...directPlans(s, device),
   ];
   return plans.map((p) => candidate(s, p, device)).sort((a, b) => a.seconds - b.seconds);
 }
@@ -445,6 +467,8 @@ function planKeys(p: Params): string[] {
       return ["PLAN", "BM"];
     case PLAN_SHORTK:
       return ["PLAN", "BM", "BN", "BK"];
+    case PLAN_DIRECT:
+      return ["PLAN", "BN"];
     default:
       return [
         "PLAN",

@@ -17,6 +17,9 @@
  *   between 128 and 1024 it moves from one to the other;
  * - the short-K kernel: timed like a tile, each workgroup's whole K (in whole 4 k) plus a few k
  *   per trip of staging, at its configuration's share of the FMA peak;
+ * - the direct kernel: K steps of its loop per round of the busiest SM's workgroups, or its
+ *   bytes (no search has timed it yet: its step is a guess that orders the search, and the
+ *   planner does not pick it, plans.ts);
  * - the matrix-vector kernel: B's bytes once per row block, its trips, or its multiply-adds at
  *   a share of the SM's FMA peak, whichever takes longest;
  * - the other bandwidth kernels (row-dot, outer, edge strips, copies, slice sum): the bytes at
@@ -63,6 +66,7 @@ import { generatedParams } from "../12_generated/step.ts";
 import { GEMV_COLUMNS, GEMV_K_LANES, GEMV_LANES } from "./gemv.ts";
 import {
   outerRows,
+  PLAN_DIRECT,
   PLAN_GEMV,
   PLAN_OUTER,
   PLAN_ROWDOT,
@@ -80,6 +84,7 @@ import {
   rowdotTripK,
 } from "./rowdot.ts";
 import { OUTER_INVOCATIONS, OUTER_K_STEP, outerRegisters } from "./outer.ts";
+import { DIRECT_INVOCATIONS } from "./direct.ts";
 import { SHORTK_INVOCATIONS, shortkRegisters, shortkStorageBytes } from "./shortk.ts";
 
 /**
@@ -128,7 +133,19 @@ export interface TimeModel {
   shortkKernelEfficiency: Record<string, number>;
   /** k's worth of work each trip of the short-K kernel adds (staging, its two waits). */
   shortkTripK: number;
+  /**
+   * Seconds per k of the direct kernel's loop (one element of C per invocation), where a search
+   * has timed it; absent, the model reads DIRECT_K_STEP_S and measuredShare reports none.
+   */
+  directKStepS?: number;
 }
+
+/**
+ * The direct kernel's seconds per k where no search has timed it: a load of A and one of B and a
+ * multiply-add, a few cycles apart when the loads are in flight together. For ordering the search
+ * only (measuredShare).
+ */
+const DIRECT_K_STEP_S = 5e-9;
 
 /** The slices of K at and below which shortKEfficiency holds, and from which tileEfficiency does. */
 export const SHORT_K = 128;
@@ -229,13 +246,15 @@ export function shortkEfficiency(key: string, model: TimeModel = H200_TIME_MODEL
 
 /**
  * Whether the model's tables hold a measured share for the kernel configuration plan `p` runs: a
- * tile configuration's in tileEfficiency, a short-K configuration's in shortkKernelEfficiency
- * (the other kernels' shares are one constant each, fit or read from their loops). A
+ * tile configuration's in tileEfficiency, a short-K configuration's in shortkKernelEfficiency, the
+ * direct kernel's step in directKStepS (the other kernels' shares are one constant each, fit or
+ * read from their loops). A
  * configuration without one is read at a default share, good for ordering a search, not for
  * picking it.
  */
 export function measuredShare(p: Params, model: TimeModel = H200_TIME_MODEL): boolean {
   if (p.PLAN === PLAN_SHORTK) return shortkKey(p) in model.shortkKernelEfficiency;
+  if (p.PLAN === PLAN_DIRECT) return model.directKStepS !== undefined;
   if ((p.PLAN ?? PLAN_TILES) === PLAN_TILES) {
     return tileKey(generatedParams(p)) in model.tileEfficiency;
   }
@@ -291,6 +310,9 @@ export function planResident(p: Params): number {
       return occupancy(HOPPER_SM, SHORTK_INVOCATIONS, shortkRegisters(c), shortkStorageBytes(c))
         .resident;
     }
+    case PLAN_DIRECT:
+      // 64 invocations, a sum, a counter and addresses: the SM's workgroup slots are the limit.
+      return occupancy(HOPPER_SM, DIRECT_INVOCATIONS, 24, 0).resident;
     default:
       return residentPerSm(generatedParams(p));
   }
@@ -412,6 +434,18 @@ function shortkSeconds(s: Shape, plan: LaunchPlan, p: Params, c: Context): numbe
 }
 
 /**
+ * The direct kernel's dispatch: each invocation's loop of K steps, the busiest SM's workgroups R at
+ * a time, or its bytes (A once per column block, B once per row block, C once), whichever is
+ * longer.
+ */
+function directSeconds(s: Shape, plan: LaunchPlan, p: Params, c: Context): number {
+  const w = gridSize(plan);
+  const step = c.model.directKStepS ?? DIRECT_K_STEP_S;
+  const bytes = 4 * (s.m * s.k * plan.grid[0] + s.k * s.n * plan.grid[1] + s.m * s.n);
+  return Math.max(rounds(w, planResident(p), c.dev) * s.k * step, bytes / bandwidth(c));
+}
+
+/**
  * The model's time for `plan` at `s` on `device`, in seconds: the fixed cost, the padding
  * copies (each matrix read and written once), the main kernel, the slice sum (the partial Cs
  * read, C written) and the edge strips, with the constants of `model` (the H200's fit unless
@@ -431,6 +465,8 @@ export function predictPlanTime(
   }
   seconds += plan.PLAN === PLAN_SHORTK
     ? shortkSeconds(s, launch, plan, c)
+    : plan.PLAN === PLAN_DIRECT
+    ? directSeconds(s, launch, plan, c)
     : plan.PLAN === PLAN_GEMV || plan.PLAN === PLAN_ROWDOT || plan.PLAN === PLAN_OUTER
     ? bandwidthKernelSeconds(s, launch, plan, c)
     : tileSeconds(launch, plan, c);

@@ -4,8 +4,9 @@
  * waves, the same kernel with K split into slices summed in a fixed order when M x N is small
  * and K long, a matrix-vector kernel (kernels/13_shapes/gemv.ts) when M is 1 to 64, a row-dot
  * kernel (kernels/13_shapes/rowdot.ts) when N is 1 to 32 and for the dot product, an outer
- * kernel (kernels/13_shapes/outer.ts) when K is tiny and a short-K kernel
- * (kernels/13_shapes/shortk.ts) when K is short and C large. A time model ranks them at every shape,
+ * kernel (kernels/13_shapes/outer.ts) when K is tiny, a short-K kernel
+ * (kernels/13_shapes/shortk.ts) when K is short and C large, and a direct kernel
+ * (kernels/13_shapes/direct.ts) for the smallest products. A time model ranks them at every shape,
  * and a plan other than 12's own runs only where the model clearly prefers it.
  */
 import { type KernelSpec, type Params, stepLayout } from "../../lib/steps/spec.ts";
@@ -24,6 +25,7 @@ import {
 import { MAX_SLICES, pickPlan, planOrder } from "./plans.ts";
 import {
   gemvLoads,
+  PLAN_DIRECT,
   PLAN_GEMV,
   PLAN_OUTER,
   PLAN_ROWDOT,
@@ -49,6 +51,7 @@ import {
   shortkWgsl,
 } from "./shortk.ts";
 import { rowdotConfig } from "./predict.ts";
+import { DIRECT_INVOCATIONS, directInvalid, directWgsl } from "./direct.ts";
 import { outerRows } from "./launch.ts";
 import { wavesFigure } from "./figure.ts";
 import { warpTileLoop } from "../../lib/model/loops.ts";
@@ -80,6 +83,8 @@ function kernelText(p: Params): string {
       return outerWgsl(outerRows(p));
     case PLAN_SHORTK:
       return shortkWgsl(shortkConfig(p));
+    case PLAN_DIRECT:
+      return directWgsl(p.BN);
     default:
       return generateWgsl(tileParams(p));
   }
@@ -115,6 +120,11 @@ function planInvalid(p: Params): string | undefined {
           `the short-K plan's BM is ${shortkRowsPerWorkgroup(1)} times its rows`,
         ],
       ) ?? shortkInvalid(shortkConfig(p));
+    case PLAN_DIRECT:
+      return need(
+        [p.SLICES === 1, "the direct plan does not split K"],
+        [p.BM * p.BN === DIRECT_INVOCATIONS, `the direct plan's BM x BN is ${DIRECT_INVOCATIONS}`],
+      ) ?? directInvalid(p.BN);
     default:
       return whyInvalid(tileParams(p));
   }
@@ -131,6 +141,8 @@ function invocationsOf(p: Params): number {
       return OUTER_INVOCATIONS;
     case PLAN_SHORTK:
       return SHORTK_INVOCATIONS;
+    case PLAN_DIRECT:
+      return DIRECT_INVOCATIONS;
     default:
       return invocations(generatedParams(p));
   }
@@ -144,6 +156,7 @@ function storageBytesOf(p: Params): number {
     case PLAN_ROWDOT:
       return rowdotStorageBytes(rowdotConfig(p));
     case PLAN_OUTER:
+    case PLAN_DIRECT:
       return 0;
     case PLAN_SHORTK:
       return shortkStorageBytes(shortkConfig(p));
@@ -170,8 +183,8 @@ export const step: KernelSpec = {
   invalid: (p) =>
     need(
       [
-        [PLAN_TILES, PLAN_GEMV, PLAN_ROWDOT, PLAN_OUTER, PLAN_SHORTK].includes(p.PLAN),
-        "PLAN must be 0 (tiles), 1 (matrix-vector), 2 (row-dot), 3 (outer) or 4 (short-K)",
+        [PLAN_TILES, PLAN_GEMV, PLAN_ROWDOT, PLAN_OUTER, PLAN_SHORTK, PLAN_DIRECT].includes(p.PLAN),
+        "PLAN must be 0 (tiles), 1 (matrix-vector), 2 (row-dot), 3 (outer), 4 (short-K) or 5 (direct)",
       ],
       [
         Number.isInteger(p.SLICES) && p.SLICES >= 1 && p.SLICES <= MAX_SLICES,
@@ -192,8 +205,8 @@ export const step: KernelSpec = {
     params: { SLICES: 2 },
     note: "13's tiles plan is 12's kernel at the same tile (it would differ only in its first " +
       "line), so shown is what its split-K plan (SLICES=2) changes in it; the matrix-vector, " +
-      "row-dot, outer and short-K plans are kernels of their own (kernels/13_shapes/gemv.ts, " +
-      "rowdot.ts, outer.ts, shortk.ts).",
+      "row-dot, outer, short-K and direct plans are kernels of their own " +
+      "(kernels/13_shapes/gemv.ts, rowdot.ts, outer.ts, shortk.ts, direct.ts).",
   },
   knob: {
     name: "plan",

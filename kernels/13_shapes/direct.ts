@@ -1,0 +1,67 @@
+/**
+ * The WGSL of step 13's direct plan, written out by TypeScript: C = A·B for the smallest
+ * products, where any kernel's time is mostly its launch.
+ *
+ * At a few thousand to a few million FLOPs every other plan's machinery (staged blocks and their
+ * barriers, k lanes summed through workgroup memory, padding copies, a second dispatch for
+ * slices) is a fixed cost larger than the arithmetic. Here each invocation computes one element
+ * of C with a plain loop over K, as the naive kernel of step 02 does, and the workgroup's 64
+ * invocations are laid over BM rows and BN columns of C so that a product with few columns
+ * still gives each invocation an element: BN of 64 (one row per workgroup), 8 (8 x 8) or 1
+ * (64 rows of one column). Within a warp the loads of B are consecutive columns of one row (or one
+ * address), those of A one row per BN lanes. No workgroup memory, no barrier; an invocation past
+ * the matrix returns at once.
+ */
+import { productInterface } from "../../lib/steps/wgsl.ts";
+
+/** Invocations per workgroup. */
+export const DIRECT_INVOCATIONS = 64;
+/** Columns of C per workgroup the kernel is written for (BM = 64 / BN rows). */
+export const DIRECT_WIDTHS = [64, 8, 1] as const;
+
+/** Why a width cannot be generated (undefined when it can). */
+export function directInvalid(columns: number): string | undefined {
+  return (DIRECT_WIDTHS as readonly number[]).includes(columns)
+    ? undefined
+    : `the direct kernel is ${DIRECT_WIDTHS.join(", ")} columns wide`;
+}
+
+const cache = new Map<number, string>();
+
+/** The direct kernel's WGSL for BN columns per workgroup (cached). */
+export function directWgsl(columns: number): string {
+  let text = cache.get(columns);
+  if (text === undefined) {
+    const why = directInvalid(columns);
+    if (why) throw new RangeError(`direct kernel, BN=${columns}: ${why}`);
+    text = emit(columns);
+    cache.set(columns, text);
+  }
+  return text;
+}
+
+function emit(columns: number): string {
+  const rows = DIRECT_INVOCATIONS / columns;
+  return `// Step 13 (direct): one element of C per invocation, ${rows} rows x ${columns} columns per workgroup.
+// Written by kernels/13_shapes/direct.ts for BN=${columns}.
+
+${productInterface({ element: "f32", paddedB: false })}
+
+@compute @workgroup_size(${DIRECT_INVOCATIONS})
+fn main(
+  @builtin(local_invocation_index) tid: u32,
+  @builtin(workgroup_id) wid: vec3<u32>,
+) {
+  let row = wid.y * ${rows}u + tid / ${columns}u;
+  let col = wid.x * ${columns}u + tid % ${columns}u;
+  if (row >= dims.M || col >= dims.N) {
+    return;
+  }
+  var sum = 0.0;
+  for (var k = 0u; k < dims.K; k++) {
+    sum += A[row * dims.K + k] * B[k * dims.N + col];
+  }
+  C[row * dims.ldc + col] = sum;
+}
+`;
+}
