@@ -399,6 +399,28 @@ Deno.test("plans: predictPlanTime is a pure time in seconds", () => {
   assert.ok(predictPlanTime(big, outer(8), H200) < predictPlanTime(big, outer(8), H100));
 });
 
+/** A per-shape search's record of `trials` at shape `at` on `device`, `winner` its winner. */
+function searchRecord(
+  device: DeviceSummary,
+  at: Shape,
+  winner: Params,
+  trials: { params: Params; shape: Shape; validated: boolean; medianMs: number }[],
+): TuningRecord {
+  return {
+    schema: 1,
+    device,
+    date: new Date().toISOString(),
+    commit: "test",
+    shape: at,
+    shapes: [at],
+    kernel: "13_shapes",
+    space: {},
+    trials,
+    best: trials[0],
+    perShape: [{ shape: at, params: winner, gflops: 1 }],
+  };
+}
+
 Deno.test("plans: a saved winner replaces the rule's pick only where it was measured faster than it and 12's plan", async () => {
   const device: DeviceSummary = namedDevice(`NVIDIA H200 test ${crypto.randomUUID()}`, "nvidia");
   const at = { m: 1000, k: 3000, n: 777 };
@@ -417,19 +439,7 @@ Deno.test("plans: a saved winner replaces the rule's pick only where it was meas
     validated: true,
     medianMs,
   });
-  const record = (trials: ReturnType<typeof trial>[]): TuningRecord => ({
-    schema: 1,
-    device,
-    date: new Date().toISOString(),
-    commit: "test",
-    shape: at,
-    shapes: [at],
-    kernel: "13_shapes",
-    space: {},
-    trials,
-    best: trials[0],
-    perShape: [{ shape: at, params: winner, gflops: 1 }],
-  });
+  const record = (trials: ReturnType<typeof trial>[]) => searchRecord(device, at, winner, trials);
   const rules = [trial(rule, 0.3), trial(ruleNear, 0.3)];
   const cases: [ReturnType<typeof trial>[], boolean][] = [
     // Measured faster than both: used at its shape and at a shape of its class.
@@ -470,19 +480,7 @@ Deno.test("plans: a saved winner the model has no share for runs at its own shap
     validated: true,
     medianMs: i === 0 ? 0.01 : 0.3,
   }));
-  const url = await saveTuning({
-    schema: 1,
-    device,
-    date: new Date().toISOString(),
-    commit: "test",
-    shape: at,
-    shapes: [at],
-    kernel: "13_shapes",
-    space: {},
-    trials,
-    best: trials[0],
-    perShape: [{ shape: at, params: winner, gflops: 1 }],
-  });
+  const url = await saveTuning(searchRecord(device, at, winner, trials));
   try {
     // Measured faster at its shape: used there.
     assert.deepEqual(pickPlan(at, device).params, winner);
