@@ -19,6 +19,7 @@ import { deviceLimitExceeded, runKernel } from "./runner.ts";
 import type { TimingOptions } from "./timing.ts";
 import {
   nearestTuning,
+  saveSearchProgress,
   saveTuning,
   type ShapeTrial,
   type ShapeWinner,
@@ -359,7 +360,9 @@ function spaceOf(plans: Params[]): Record<string, number[]> {
  * ranking is least reliable and each run is cheapest), 8 per shape in the middle and 4 at the
  * largest. Then at every shape the fastest few are measured again, after all the other shapes
  * ran, and each keeps the slower of its two medians: a plan wins only when it is fast twice
- * (small split launches can settle into a slower state for a whole timing run).
+ * (small split launches can settle into a slower state for a whole timing run). After each
+ * shape the trials so far are saved as progress (lib/tuning.ts saveSearchProgress), so a run a
+ * time limit stops keeps what it measured.
  */
 export async function searchPlans(
   gpu: Gpu,
@@ -381,6 +384,17 @@ export async function searchPlans(
     for (const c of shortlist(all, count)) {
       const r = await measurePoint(gpu, spec, shape, c.params, point);
       trials.push({ params: r.params ?? c.params, shape, ...asTrial(r) });
+    }
+    if (opts.save ?? true) {
+      await saveSearchProgress({
+        device: gpu.summary,
+        kernel: spec.id,
+        date: new Date().toISOString(),
+        commit: opts.commit ?? "unknown",
+        shapes,
+        measured: shapes.indexOf(shape) + 1,
+        trials,
+      });
     }
   }
   for (const shape of shapes) {

@@ -151,6 +151,36 @@ export async function saveTuning(record: TuningRecord): Promise<URL> {
   const url = tuningUrl(record.device, record.kernel);
   await Deno.mkdir(new URL(".", url), { recursive: true });
   await Deno.writeTextFile(url, JSON.stringify(record, null, 2) + "\n");
+  await Deno.remove(progressUrl(url)).catch((e) => {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  });
+  return url;
+}
+
+/** Where a search still running keeps what it measured: <step-name>.partial.json beside it. */
+const progressUrl = (url: URL) => new URL(url.href.replace(/\.json$/, ".partial.json"));
+
+/** What a search has measured so far, for a run stopped before it saves (saveTuning removes it). */
+export interface SearchProgress {
+  device: DeviceSummary;
+  kernel: string;
+  date: string;
+  commit: string;
+  /** Every shape the search will measure, and how many of them it has measured so far. */
+  shapes: Shape[];
+  measured: number;
+  trials: TuningTrial[];
+}
+
+/**
+ * Write a search's progress to data/tuning/<device-slug>/<step-name>.partial.json, which no run
+ * reads: a run stopped by a time limit leaves its measured trials there (tools/gpu_bench.sh
+ * copies it back) instead of nothing.
+ */
+export async function saveSearchProgress(progress: SearchProgress): Promise<URL> {
+  const url = progressUrl(tuningUrl(progress.device, progress.kernel));
+  await Deno.mkdir(new URL(".", url), { recursive: true });
+  await Deno.writeTextFile(url, JSON.stringify(progress, null, 1) + "\n");
   return url;
 }
 

@@ -1,14 +1,17 @@
 /**
  * lib/search.ts and tuning that travels (lib/tuning.ts): a point the device cannot run is never
  * compiled; a quick search measures few points, all runnable here; a device with no search of
- * its own borrows the nearest saved device's, by the documented rule, and says which.
+ * its own borrows the nearest saved device's, by the documented rule, and says which; a search's
+ * progress is kept beside its record until the record is saved.
  */
 import assert from "node:assert/strict";
 import { acquireGpu, type DeviceSummary } from "../lib/gpu.ts";
 import { findKernel } from "../lib/registry.ts";
 import { measurePoint, QUICK_POINTS, quickPoints, whyNotHere } from "../lib/search.ts";
 import {
+  loadTuning,
   nearestTuning,
+  saveSearchProgress,
   saveTuning,
   tunedParams,
   tuningFor,
@@ -69,6 +72,34 @@ Deno.test("tuning travels: the nearest saved device of the same family, same lim
     assert.equal(nearestTuning(device(`${family}x`, "c"), spec.name), undefined);
   } finally {
     for (const url of saved) await Deno.remove(new URL(".", url), { recursive: true });
+  }
+});
+
+Deno.test("a search's progress is kept apart from its record, and goes once the record is saved", async () => {
+  const on = device(crypto.randomUUID().slice(0, 8), "progress");
+  const record = search(on, 64, "2026-01-01T00:00:00Z");
+  const shapes = [{ m: 64, k: 64, n: 64 }, { m: 32, k: 32, n: 32 }];
+  const url = await saveSearchProgress({
+    device: on,
+    kernel: spec.id,
+    date: record.date,
+    commit: "test",
+    shapes,
+    measured: 1,
+    trials: record.trials,
+  });
+  try {
+    assert.match(url.pathname, /\.partial\.json$/);
+    const kept = JSON.parse(await Deno.readTextFile(url));
+    assert.deepEqual([kept.measured, kept.trials.length, kept.shapes.length], [1, 1, 2]);
+    // No run reads progress as a search.
+    assert.equal(loadTuning(on, spec.name), undefined);
+    const saved = await saveTuning(record);
+    assert.equal(loadTuning(on, spec.name)?.best.params.BM, 64);
+    await assert.rejects(Deno.stat(url), Deno.errors.NotFound);
+    assert.equal(new URL(".", saved).href, new URL(".", url).href);
+  } finally {
+    await Deno.remove(new URL(".", url), { recursive: true });
   }
 });
 

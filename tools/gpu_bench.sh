@@ -7,8 +7,10 @@
 # Files in $OUT (default /tmp/gemm-gpu-bench): the record this run wrote (<device>-<date>T<hhmm>.json
 # for data/runs/, or its .partial.json when the run stopped early), table.txt
 # (stdout), bench.log (progress, stderr), env.txt (GPU, driver, Deno) and, after --tune or
-# --tune-shapes, tuning-<device>-<step>.json (for data/tuning/<device>/<step>.json). Exit status: the bench's (124: stopped at the time limit; 3 also when tools/gpu_preflight.ts found the
-# adapter unable to allocate a large buffer, before the bench ran).
+# --tune-shapes, tuning-<device>-<step>.json (for data/tuning/<device>/<step>.json), or, when the
+# time limit stopped a plan search, tuning-<device>-<step>.partial.json (the trials it measured).
+# Exit status: the bench's (124: stopped at the time limit; 3 also when tools/gpu_preflight.ts
+# found the adapter unable to allocate a large buffer, before the bench ran).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/gemm-gpu-bench}
