@@ -1,6 +1,6 @@
 /**
  * A plan search's record rebuilt from its bench log, for a search the time limit stopped before it
- * saved (lib/search.ts searchPlans saves only at its end). Each search line of the log,
+ * saved its record (searches since 5786246 also keep their trials in <step>.partial.json). Each search line of the log,
  * `  shapes MxKxN {params}: G GFLOP/s`, is one validated plan's median (a failed plan's line says
  * "failed"), so the trials are those lines: GFLOP/s as printed (rounded to 1), the median time
  * recomputed as 2·M·K·N / GFLOP/s. The log does not hold the device's summary or its SM count:

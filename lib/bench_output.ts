@@ -11,6 +11,7 @@
  *   complete record already there (it goes to `<name>.failed.json` instead).
  */
 import { basename, dirname, resolve } from "node:path";
+import { writeWhole } from "./files.ts";
 import { UsageError } from "./errors.ts";
 import { loadRecord, recordPath, recordToJson, type RunRecord } from "./record.ts";
 
@@ -166,13 +167,6 @@ async function holdsCompleteRecord(path: string): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-/** Write a temporary file beside `path`, then rename it over `path`. */
-async function writeWhole(path: string, text: string): Promise<void> {
-  const tmp = `${dirname(path)}/.${basename(path)}.${Deno.pid}.tmp`;
-  await Deno.writeTextFile(tmp, text);
-  await Deno.rename(tmp, path);
 }
 
 async function exists(path: string): Promise<boolean> {

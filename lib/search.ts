@@ -321,7 +321,10 @@ export interface PlanSearchOptions extends PointOptions {
   /** Shapes under this many FLOPs measure every plan (default SMALL_FLOPS). */
   everyPlanBelow?: number;
   commit?: string;
-  /** Write data/tuning/<device>/<step>.json (default true). */
+  /**
+   * Write data/tuning/<device>/<step>.json (default true), and the search's progress beside it
+   * (<step>.partial.json) while it runs.
+   */
   save?: boolean;
 }
 
@@ -373,7 +376,19 @@ export async function searchPlans(
   if (!spec.planCandidates) throw new Error(`${spec.id} has no plans to search`);
   const point = { budgetMs: 100, checkRows: 4, ...opts };
   const trials: TuningTrial[] = [];
-  for (const shape of shapes) {
+  // What has been measured so far, saved after each shape of each pass (lib/tuning.ts).
+  const progress = (measured: number, confirmed: number) =>
+    (opts.save ?? true) && saveSearchProgress({
+      device: gpu.summary,
+      kernel: spec.id,
+      date: new Date().toISOString(),
+      commit: opts.commit ?? "unknown",
+      shapes,
+      measured,
+      confirmed,
+      trials,
+    });
+  for (const [i, shape] of shapes.entries()) {
     const all = spec.planCandidates(shape, gpu.summary);
     const f = flops(shape);
     const count = f < (opts.everyPlanBelow ?? SMALL_FLOPS)
@@ -385,19 +400,9 @@ export async function searchPlans(
       const r = await measurePoint(gpu, spec, shape, c.params, point);
       trials.push({ params: r.params ?? c.params, shape, ...asTrial(r) });
     }
-    if (opts.save ?? true) {
-      await saveSearchProgress({
-        device: gpu.summary,
-        kernel: spec.id,
-        date: new Date().toISOString(),
-        commit: opts.commit ?? "unknown",
-        shapes,
-        measured: shapes.indexOf(shape) + 1,
-        trials,
-      });
-    }
+    await progress(i + 1, 0);
   }
-  for (const shape of shapes) {
+  for (const [i, shape] of shapes.entries()) {
     const fastest = trials.filter((t) => t.shape === shape && t.validated)
       .sort((a, b) => b.gflops! - a.gflops!).slice(0, opts.confirm ?? 3);
     for (const t of fastest) {
@@ -408,6 +413,7 @@ export async function searchPlans(
         Object.assign(t, { gflops: again.gflops, medianMs: again.medianMs });
       }
     }
+    await progress(shapes.length, i + 1);
   }
   const perShape: ShapeWinner[] = [];
   for (const shape of shapes) {

@@ -1,6 +1,7 @@
 /**
  * Tuning files, data/tuning/<device-slug>/<step-name>.json, one per device and tuned step: the
- * one module that reads and writes them. lib/search.ts saves its searches here; the runner
+ * one module that reads and writes them (and a search's progress, <step-name>.partial.json, which
+ * none reads). lib/search.ts saves its searches here; the runner
  * asks for the tuned parameters of a step (KernelSpec.deviceTuned) by the step's name, so a
  * renumbering of the steps leaves the files where they are.
  *
@@ -15,6 +16,7 @@ import { type Params, stepName } from "./steps/spec.ts";
 import type { Shape } from "./matrix.ts";
 import { deviceModel } from "./model/device.ts";
 import { platform, projectUrl } from "./platform.ts";
+import { writeWhole } from "./files.ts";
 
 /** One candidate on one shape (gflops absent when it failed or was invalid). */
 export interface ShapeTrial {
@@ -166,21 +168,26 @@ export interface SearchProgress {
   kernel: string;
   date: string;
   commit: string;
-  /** Every shape the search will measure, and how many of them it has measured so far. */
+  /**
+   * Every shape the search will measure, how many it has measured, and how many of those it has
+   * measured again (the confirming pass, which may lower a trial's speed).
+   */
   shapes: Shape[];
   measured: number;
+  confirmed: number;
   trials: TuningTrial[];
 }
 
 /**
  * Write a search's progress to data/tuning/<device-slug>/<step-name>.partial.json, which no run
  * reads: a run stopped by a time limit leaves its measured trials there (tools/gpu_bench.sh
- * copies it back) instead of nothing.
+ * copies it back) instead of nothing. Written whole (a temporary file renamed over it), so a run
+ * stopped mid-write keeps the previous progress.
  */
 export async function saveSearchProgress(progress: SearchProgress): Promise<URL> {
   const url = progressUrl(tuningUrl(progress.device, progress.kernel));
   await Deno.mkdir(new URL(".", url), { recursive: true });
-  await Deno.writeTextFile(url, JSON.stringify(progress, null, 1) + "\n");
+  await writeWhole(url, JSON.stringify(progress, null, 1) + "\n");
   return url;
 }
 

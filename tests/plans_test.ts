@@ -113,7 +113,7 @@ const CASES: [Shape, Params][] = [
   [{ m: 67, k: 861, n: 30 }, direct(8)],
 ];
 
-Deno.test("plans: the row-dot, dot, outer and short-K kernels validate at odd sizes", async () => {
+Deno.test("plans: the row-dot, dot, outer, short-K and direct kernels validate at odd sizes", async () => {
   const gpu = await acquireGpu();
   for (const [shape, params] of CASES) {
     const r = await runKernel(gpu, spec, shape, { params, skipTiming: true });
@@ -462,6 +462,31 @@ Deno.test("plans: a saved winner replaces the rule's pick only where it was meas
     } finally {
       await Deno.remove(new URL(".", url), { recursive: true });
     }
+  }
+});
+
+Deno.test("plans: a saved winner runs at a neighbour only where it can launch there", async () => {
+  const device: DeviceSummary = namedDevice(`NVIDIA H200 test ${crypto.randomUUID()}`, "nvidia");
+  // One row per workgroup: at the neighbour its grid would pass WebGPU's 65535 per dimension.
+  const at = { m: 60000, k: 64, n: 1 };
+  const near = { m: 90000, k: 64, n: 1 };
+  assert.equal(shapeClass(near), shapeClass(at));
+  const winner = rowdot(256, 1, 1);
+  assert.ok(measuredShare(winner));
+  assert.ok(!candidates(near, device).some((c) => samePlan(c.params, winner)));
+  const rules = [modelPlan(at, device).params, modelPlan(near, device).params];
+  const trials = [winner, ...rules, fallbackPlan(at, device)].map((params, i) => ({
+    params,
+    shape: at,
+    validated: true,
+    medianMs: i === 0 ? 0.001 : 0.3,
+  }));
+  const url = await saveTuning(searchRecord(device, at, winner, trials));
+  try {
+    assert.deepEqual(pickPlan(at, device).params, winner);
+    assert.notEqual(pickPlan(near, device).from, "tuned");
+  } finally {
+    await Deno.remove(new URL(".", url), { recursive: true });
   }
 });
 

@@ -86,6 +86,7 @@ Deno.test("a search's progress is kept apart from its record, and goes once the 
     commit: "test",
     shapes,
     measured: 1,
+    confirmed: 0,
     trials: record.trials,
   });
   try {

@@ -126,8 +126,8 @@ const unpadded = (p: Params) =>
 /**
  * How the runner launches a plan: the grid over BN columns and BM rows of C per workgroup,
  * z = SLICES; the tile plans and the vec4 matrix-vector plan read K and N padded to multiples of 4
- * (vec4 rows), the scalar matrix-vector, row-dot, outer, short-K and direct plans any size; edge strips for the
- * tile plans only.
+ * (vec4 rows), the scalar matrix-vector, row-dot, outer, short-K and direct plans any size;
+ * edge strips for the tile plans only.
  */
 export const planLaunch: Pick<KernelSpec, "dispatch" | "align" | "edgeStrips" | "slices"> = {
   dispatch: (s, p) => [ceilDiv(s.n, p.BN), ceilDiv(s.m, p.BM), p.SLICES],

@@ -58,7 +58,8 @@
  * and 12's plan, and the winner's measured advantage over both, carried from S0 to S by the
  * model's ratio for each plan, still holds at S, by more than the guard's margin where S is not S0
  * (the carried part is the model's reading; so a winner whose configuration the model has no
- * measured share for replaces the pick at S0 alone). Where the search did not measure those plans
+ * measured share for replaces the pick at S0 alone, and at S the winner must launch and be of a
+ * kind the planner offers there). Where the search did not measure those plans
  * the rule's pick stands, so a saved winner never replaces a plan it was not measured against.
  */
 import type { DeviceSummary } from "../../lib/gpu.ts";
@@ -547,8 +548,15 @@ export function pickPlan(s: Shape, device: DeviceSummary): PlanChoice {
   if (winner === undefined || rivals.some((t) => t === undefined || t <= winner * margin)) {
     return rule;
   }
-  // Carried by a default share (a configuration no fit has measured), the advantage is a guess.
-  if (!sameShape(s, saved.at) && !measuredShare(saved.params)) return rule;
+  // At a neighbour the winner must launch there, be of a kind the planner offers there (the range
+  // its kernel is written for) and of a measured configuration: carried by a default share, the
+  // advantage would be a guess. (Its workgroup memory already fit this device at S0.)
+  const kind = planKind(saved.params);
+  if (
+    !sameShape(s, saved.at) &&
+    (!measuredShare(saved.params) || !launchable(s, saved.params, device, 0) ||
+      !candidates(s, device).some((c) => c.kind === kind))
+  ) return rule;
   return choice(candidate(s, saved.params, device), "tuned");
 }
 

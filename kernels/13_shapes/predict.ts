@@ -19,7 +19,8 @@
  *   per trip of staging, at its configuration's share of the FMA peak;
  * - the direct kernel: K steps of its loop per round of the busiest SM's workgroups, or its
  *   bytes (no search has timed it yet: its step is a guess that orders the search, and the
- *   planner does not pick it, plans.ts);
+ *   model does not pick it; only a per-shape search that measured it the winner at a shape
+ *   does, there, plans.ts);
  * - the matrix-vector kernel: B's bytes once per row block, its trips, or its multiply-adds at
  *   a share of the SM's FMA peak, whichever takes longest;
  * - the other bandwidth kernels (row-dot, outer, edge strips, copies, slice sum): the bytes at

@@ -172,7 +172,7 @@ export const step: KernelSpec = {
   ...layout,
   title: "Every shape",
   idea:
-    "A plan per shape, ranked by a time model and checked against 12's kernel: tiles that fill the GPU's waves, split K for small outputs, kernels of their own for few rows, few columns and short K.",
+    "A plan per shape, ranked by a time model and checked against 12's kernel: tiles that fill the GPU's waves, split K for small outputs, kernels of their own for few rows, few columns, short K and the smallest products.",
   file: `${layout.id}/plans.ts`,
   // A first line names the plan (PLAN and SLICES are not the generators' parameters).
   generate: (p) =>

@@ -89,12 +89,15 @@ export async function showWaves(device: DeviceSummary = MODEL_DEVICE): Promise<v
   );
 }
 
-/** The model's five best plans at one shape, to see what it weighs. */
+/**
+ * The model's five best plans at one shape among those it may pick (configurations a search has
+ * timed), to see what it weighs.
+ */
 export async function showCandidates(
   shape: Shape,
   device: DeviceSummary = MODEL_DEVICE,
 ): Promise<void> {
-  const rows = candidates(shape, device).slice(0, 5).map((c): Cell[] => [
+  const rows = candidates(shape, device).filter((c) => c.measured).slice(0, 5).map((c): Cell[] => [
     planLabel(c.params),
     c.waves.workgroups,
     c.waves.perWave,
