@@ -465,15 +465,14 @@ Deno.test("plans: a saved winner replaces the rule's pick only where it was meas
   }
 });
 
-Deno.test("plans: a saved winner runs at a neighbour only where it can launch there", async () => {
+/**
+ * Save `winner` as a made-up device's per-shape winner at `at`, measured far faster there than the
+ * rule's picks at `at` and at its neighbour `near` and than 12's plan, and check that it runs at
+ * `at` and not at `near`.
+ */
+async function winnerAtItsShapeOnly(at: Shape, near: Shape, winner: Params): Promise<void> {
   const device: DeviceSummary = namedDevice(`NVIDIA H200 test ${crypto.randomUUID()}`, "nvidia");
-  // One row per workgroup: at the neighbour its grid would pass WebGPU's 65535 per dimension.
-  const at = { m: 60000, k: 64, n: 1 };
-  const near = { m: 90000, k: 64, n: 1 };
   assert.equal(shapeClass(near), shapeClass(at));
-  const winner = rowdot(256, 1, 1);
-  assert.ok(measuredShare(winner));
-  assert.ok(!candidates(near, device).some((c) => samePlan(c.params, winner)));
   const rules = [modelPlan(at, device).params, modelPlan(near, device).params];
   const trials = [winner, ...rules, fallbackPlan(at, device)].map((params, i) => ({
     params,
@@ -488,30 +487,19 @@ Deno.test("plans: a saved winner runs at a neighbour only where it can launch th
   } finally {
     await Deno.remove(new URL(".", url), { recursive: true });
   }
+}
+
+Deno.test("plans: a saved winner runs at a neighbour only where it can launch there", async () => {
+  // One row per workgroup: at the neighbour its grid would pass WebGPU's 65535 per dimension.
+  const winner = rowdot(256, 1, 1);
+  assert.ok(measuredShare(winner));
+  await winnerAtItsShapeOnly({ m: 60000, k: 64, n: 1 }, { m: 90000, k: 64, n: 1 }, winner);
 });
 
 Deno.test("plans: a saved winner the model has no share for runs at its own shape only", async () => {
-  const device: DeviceSummary = namedDevice(`NVIDIA H200 test ${crypto.randomUUID()}`, "nvidia");
-  const at = { m: 3000, k: 300, n: 80 };
-  const near = { m: 3100, k: 290, n: 84 };
-  assert.equal(shapeClass(near), shapeClass(at));
-  // A narrow short-K plan: no search behind the model's shares has timed it.
+  // A narrow short-K plan: no search behind the model's shares has timed it, so carried to a
+  // neighbour its advantage would be read at a default share.
   const winner = shortk(4, 32, 32);
   assert.ok(!measuredShare(winner));
-  const rules = [modelPlan(at, device).params, modelPlan(near, device).params];
-  const trials = [winner, ...rules, fallbackPlan(at, device)].map((params, i) => ({
-    params,
-    shape: at,
-    validated: true,
-    medianMs: i === 0 ? 0.01 : 0.3,
-  }));
-  const url = await saveTuning(searchRecord(device, at, winner, trials));
-  try {
-    // Measured faster at its shape: used there.
-    assert.deepEqual(pickPlan(at, device).params, winner);
-    // Carried to a neighbour by a default share: the rule stands.
-    assert.notEqual(pickPlan(near, device).from, "tuned");
-  } finally {
-    await Deno.remove(new URL(".", url), { recursive: true });
-  }
+  await winnerAtItsShapeOnly({ m: 3000, k: 300, n: 80 }, { m: 3100, k: 290, n: 84 }, winner);
 });
