@@ -12,7 +12,7 @@
  * address), those of A one row per BN lanes. No workgroup memory, no barrier; an invocation past
  * the matrix returns at once.
  */
-import { productInterface } from "../../lib/steps/wgsl.ts";
+import { cachedKernel, productInterface } from "../../lib/steps/wgsl.ts";
 
 /** Invocations per workgroup. */
 export const DIRECT_INVOCATIONS = 64;
@@ -26,19 +26,12 @@ export function directInvalid(columns: number): string | undefined {
     : `the direct kernel is ${DIRECT_WIDTHS.join(", ")} columns wide`;
 }
 
-const cache = new Map<number, string>();
-
 /** The direct kernel's WGSL for BN columns per workgroup (cached). */
-export function directWgsl(columns: number): string {
-  let text = cache.get(columns);
-  if (text === undefined) {
-    const why = directInvalid(columns);
-    if (why) throw new RangeError(`direct kernel, BN=${columns}: ${why}`);
-    text = emit(columns);
-    cache.set(columns, text);
-  }
-  return text;
-}
+export const directWgsl: (columns: number) => string = cachedKernel(
+  (columns) => `direct kernel, BN=${columns}`,
+  directInvalid,
+  emit,
+);
 
 function emit(columns: number): string {
   const rows = DIRECT_INVOCATIONS / columns;

@@ -27,7 +27,7 @@
  * there is more than one: this is what fills a GPU of 132 SMs when N / 256 workgroups would not.
  * Past the matrix a load reads the zero the runner keeps after A's and B's data.
  */
-import { lines, productInterface } from "../../lib/steps/wgsl.ts";
+import { cachedKernel, lines, productInterface } from "../../lib/steps/wgsl.ts";
 
 /** Column lanes (vec4 columns of C) and k lanes of one workgroup. */
 export const GEMV_LANES = 64;
@@ -49,20 +49,14 @@ export function gemvInvalid(rows: number): string | undefined {
     : `the matrix-vector kernel keeps 1 to ${GEMV_MAX_ROWS} rows of C per workgroup`;
 }
 
-const cache = new Map<string, string>();
+const gemvText = cachedKernel<{ rows: number; loads: GemvLoads }>(
+  ({ rows }) => `matrix-vector kernel, ROWS=${rows}`,
+  ({ rows }) => gemvInvalid(rows),
+  ({ rows, loads }) => loads === 4 ? emitVec4(rows) : emitScalar(rows),
+);
 
 /** The matrix-vector kernel's WGSL for ROWS rows of C per workgroup and LOADS (cached). */
-export function gemvWgsl(rows: number, loads: GemvLoads = 4): string {
-  const key = `${rows}/${loads}`;
-  let text = cache.get(key);
-  if (text === undefined) {
-    const why = gemvInvalid(rows);
-    if (why) throw new RangeError(`matrix-vector kernel, ROWS=${rows}: ${why}`);
-    text = loads === 4 ? emitVec4(rows) : emitScalar(rows);
-    cache.set(key, text);
-  }
-  return text;
-}
+export const gemvWgsl = (rows: number, loads: GemvLoads = 4): string => gemvText({ rows, loads });
 
 /** The entry point's first lines, the same in both forms: 64 column lanes x 4 k lanes. */
 const ENTRY = `@compute @workgroup_size(${GEMV_LANES * GEMV_K_LANES})

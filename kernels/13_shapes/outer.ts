@@ -17,7 +17,7 @@
  * address per warp (a broadcast). Any M, K, N: past the matrix, a load reads the zero the runner
  * keeps after A's and B's data and a store is skipped.
  */
-import { lines, productInterface, SCALAR_LOADS } from "../../lib/steps/wgsl.ts";
+import { cachedKernel, lines, productInterface, SCALAR_LOADS } from "../../lib/steps/wgsl.ts";
 
 /** Invocations per workgroup, lanes per warp, columns of C per workgroup. */
 export const OUTER_INVOCATIONS = 256;
@@ -41,19 +41,12 @@ export function outerInvalid(rows: number): string | undefined {
     : `the outer kernel keeps ${OUTER_ROWS.join(", ")} rows per invocation`;
 }
 
-const cache = new Map<number, string>();
-
 /** The outer kernel's WGSL for ROWS rows per invocation (cached). */
-export function outerWgsl(rows: number): string {
-  let text = cache.get(rows);
-  if (text === undefined) {
-    const why = outerInvalid(rows);
-    if (why) throw new RangeError(`outer kernel, ROWS=${rows}: ${why}`);
-    text = emit(rows);
-    cache.set(rows, text);
-  }
-  return text;
-}
+export const outerWgsl: (rows: number) => string = cachedKernel(
+  (rows) => `outer kernel, ROWS=${rows}`,
+  outerInvalid,
+  emit,
+);
 
 const COLS = OUTER_COLUMNS / LANES;
 

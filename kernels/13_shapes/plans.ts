@@ -505,7 +505,10 @@ export function shapeClass(s: Shape): string {
  * The saved winner for `s`'s class as it was measured, with the search's record; undefined when
  * there is none or it cannot run at `s` (a matrix-vector winner at M past GEMV_MAX_M; its rows
  * re-fit to this M would be another kernel, not the one measured; so would its other loads at a
- * K or N of another alignment).
+ * K or N of another alignment). At a shape other than its own, also undefined where it does not
+ * launch (its grid; its workgroup memory already fit this device), where the planner offers no
+ * plan of its kind (the range its kernel is written for), or where the model has no measured
+ * share for its configuration (carried by a default share, its advantage would be a guess).
  */
 function savedWinner(s: Shape, device: DeviceSummary) {
   const tuning = loadTuning(device, "shapes");
@@ -514,6 +517,12 @@ function savedWinner(s: Shape, device: DeviceSummary) {
   if (
     won.params.PLAN === PLAN_GEMV &&
     (gemvRows(s.m) !== won.params.BM || gemvLoads(won.params) !== gemvLoadsFor(s))
+  ) return undefined;
+  const kind = planKind(won.params);
+  if (
+    !sameShape(s, won.shape) &&
+    (!measuredShare(won.params) || !launchable(s, won.params, device, 0) ||
+      !candidates(s, device).some((c) => c.kind === kind))
   ) return undefined;
   return { params: won.params, at: won.shape, tuning };
 }
@@ -548,15 +557,6 @@ export function pickPlan(s: Shape, device: DeviceSummary): PlanChoice {
   if (winner === undefined || rivals.some((t) => t === undefined || t <= winner * margin)) {
     return rule;
   }
-  // At a neighbour the winner must launch there, be of a kind the planner offers there (the range
-  // its kernel is written for) and of a measured configuration: carried by a default share, the
-  // advantage would be a guess. (Its workgroup memory already fit this device at S0.)
-  const kind = planKind(saved.params);
-  if (
-    !sameShape(s, saved.at) &&
-    (!measuredShare(saved.params) || !launchable(s, saved.params, device, 0) ||
-      !candidates(s, device).some((c) => c.kind === kind))
-  ) return rule;
   return choice(candidate(s, saved.params, device), "tuned");
 }
 

@@ -249,9 +249,8 @@ export function shortkEfficiency(key: string, model: TimeModel = H200_TIME_MODEL
  * Whether the model's tables hold a measured share for the kernel configuration plan `p` runs: a
  * tile configuration's in tileEfficiency, a short-K configuration's in shortkKernelEfficiency, the
  * direct kernel's step in directKStepS (the other kernels' shares are one constant each, fit or
- * read from their loops). A
- * configuration without one is read at a default share, good for ordering a search, not for
- * picking it.
+ * read from their loops). A configuration without one is read at a default share, good for
+ * ordering a search, not for picking it.
  */
 export function measuredShare(p: Params, model: TimeModel = H200_TIME_MODEL): boolean {
   if (p.PLAN === PLAN_SHORTK) return shortkKey(p) in model.shortkKernelEfficiency;
@@ -418,6 +417,10 @@ function bandwidthKernelSeconds(s: Shape, plan: LaunchPlan, p: Params, c: Contex
   }
 }
 
+/** Bytes of a kernel that reads A once per column block and B once per row block, and writes C. */
+const blockBytes = (s: Shape, plan: LaunchPlan) =>
+  4 * (s.m * s.k * plan.grid[0] + s.k * s.n * plan.grid[1] + s.m * s.n);
+
 /**
  * The short-K kernel's dispatch, timed like a tile's: each workgroup multiplies BM x BN over K
  * (whole 4 k) plus shortkTripK k per trip of BK, at shortkKernelEfficiency of the SM's FMA peak
@@ -430,8 +433,10 @@ function shortkSeconds(s: Shape, plan: LaunchPlan, p: Params, c: Context): numbe
   const trips = ceilDiv(s.k, p.BK);
   const flops = 2 * p.BM * p.BN * (4 * ceilDiv(s.k, 4) + c.model.shortkTripK * trips);
   const rate = shortkEfficiency(shortkKey(p), c.model) * c.dev.smGflops * 1e9;
-  const bytes = 4 * (s.m * s.k * plan.grid[0] + s.k * s.n * plan.grid[1] + s.m * s.n);
-  return Math.max(busiestSm(w, planResident(p), c) * flops / rate, bytes / bandwidth(c));
+  return Math.max(
+    busiestSm(w, planResident(p), c) * flops / rate,
+    blockBytes(s, plan) / bandwidth(c),
+  );
 }
 
 /**
@@ -442,8 +447,10 @@ function shortkSeconds(s: Shape, plan: LaunchPlan, p: Params, c: Context): numbe
 function directSeconds(s: Shape, plan: LaunchPlan, p: Params, c: Context): number {
   const w = gridSize(plan);
   const step = c.model.directKStepS ?? DIRECT_K_STEP_S;
-  const bytes = 4 * (s.m * s.k * plan.grid[0] + s.k * s.n * plan.grid[1] + s.m * s.n);
-  return Math.max(rounds(w, planResident(p), c.dev) * s.k * step, bytes / bandwidth(c));
+  return Math.max(
+    rounds(w, planResident(p), c.dev) * s.k * step,
+    blockBytes(s, plan) / bandwidth(c),
+  );
 }
 
 /**

@@ -29,7 +29,7 @@
  * invocation (an address outside the matrix reads the zero the runner keeps after A's and B's
  * data) and only stores are branched.
  */
-import { lines, productInterface } from "../../lib/steps/wgsl.ts";
+import { cachedKernel, lines, productInterface } from "../../lib/steps/wgsl.ts";
 
 /** Invocations per workgroup. */
 export const ROWDOT_INVOCATIONS = 256;
@@ -109,20 +109,12 @@ export function rowdotInvalid(c: RowDotConfig): string | undefined {
   return undefined;
 }
 
-const cache = new Map<string, string>();
-
 /** The row-dot kernel's WGSL for this configuration (cached). */
-export function rowdotWgsl(c: RowDotConfig): string {
-  const key = `${c.kLanes} ${c.rows} ${c.cols}`;
-  let text = cache.get(key);
-  if (text === undefined) {
-    const why = rowdotInvalid(c);
-    if (why) throw new RangeError(`row-dot kernel ${key}: ${why}`);
-    text = emit(c);
-    cache.set(key, text);
-  }
-  return text;
-}
+export const rowdotWgsl: (c: RowDotConfig) => string = cachedKernel(
+  (c) => `row-dot kernel ${c.kLanes} ${c.rows} ${c.cols}`,
+  rowdotInvalid,
+  emit,
+);
 
 /** Every (row, column) pair, row-major. */
 const each = (c: RowDotConfig, f: (r: number, j: number) => string) =>

@@ -29,7 +29,7 @@
  * loop may run a whole number of 4 k. The loop over blocks is bounded by the uniform dims alone,
  * so its two barriers are in uniform control flow.
  */
-import { lines, productInterface, SCALAR_LOADS } from "../../lib/steps/wgsl.ts";
+import { cachedKernel, lines, productInterface, SCALAR_LOADS } from "../../lib/steps/wgsl.ts";
 
 /** Invocations per workgroup, lanes per warp. */
 export const SHORTK_INVOCATIONS = 256;
@@ -76,22 +76,12 @@ export function shortkInvalid(c: ShortKConfig): string | undefined {
   return undefined;
 }
 
-const cache = new Map<string, string>();
-
 /** The short-K kernel's WGSL for a configuration (cached). */
-export function shortkWgsl(c: ShortKConfig): string {
-  const key = `${c.rows}/${c.depth}/${c.columns}`;
-  let text = cache.get(key);
-  if (text === undefined) {
-    const why = shortkInvalid(c);
-    if (why) {
-      throw new RangeError(`short-K kernel, ROWS=${c.rows} KC=${c.depth} BN=${c.columns}: ${why}`);
-    }
-    text = emit(c);
-    cache.set(key, text);
-  }
-  return text;
-}
+export const shortkWgsl: (c: ShortKConfig) => string = cachedKernel(
+  (c) => `short-K kernel, ROWS=${c.rows} KC=${c.depth} BN=${c.columns}`,
+  shortkInvalid,
+  emit,
+);
 
 /**
  * A staging loop: `count` units over the workgroup's invocations, unit `i` of them handled by

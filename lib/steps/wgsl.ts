@@ -53,3 +53,26 @@ fn loadB(i: u32, inside: bool) -> f32 {
 /** `n` copies of `line(i)`, joined as lines: the generators' unrolled statements. */
 export const lines = (n: number, line: (i: number) => string): string =>
   Array.from({ length: n }, (_, i) => line(i)).join("\n");
+
+/**
+ * A kernel generator that refuses a configuration `invalid` rules out (a RangeError naming it by
+ * `name`) and writes each configuration's text once.
+ */
+export function cachedKernel<C>(
+  name: (c: C) => string,
+  invalid: (c: C) => string | undefined,
+  emit: (c: C) => string,
+): (c: C) => string {
+  const cache = new Map<string, string>();
+  return (c) => {
+    const key = JSON.stringify(c);
+    let text = cache.get(key);
+    if (text === undefined) {
+      const why = invalid(c);
+      if (why) throw new RangeError(`${name(c)}: ${why}`);
+      text = emit(c);
+      cache.set(key, text);
+    }
+    return text;
+  };
+}
