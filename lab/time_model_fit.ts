@@ -24,14 +24,20 @@
  *   after the planner took 32-row tiles for M up to 128
  *   (lab/runs/nvidia-h200-2026-11-26-thin-calibration-plans.json, rebuilt from the run's log by
  *   lab/plans_from_log.ts: the run reached its time limit at its 13th shape, before it saved). Its
- *   times fit the two thin tiles' shares, the rest kept.
+ *   times fit the two thin tiles' shares, the rest kept;
+ * - "narrow and direct": a plan search at 8 shapes of 40 to 120 columns with K of 64 to 500 and at
+ *   12 products of at most 10^7 FLOP, chosen here, after the short-K kernel took its 64- and
+ *   32-column widths and the direct kernel was written
+ *   (lab/runs/nvidia-h200-2026-11-26-narrow-direct-calibration-plans.json). Its narrow short-K
+ *   times at the first 8 fit those widths' shares; every plan's times at the small products fit
+ *   the direct kernel's step, beside a fixed cost of their own (narrowAndDirect), the rest kept.
  *
  * The fit (fitTimeModel): coordinate descent on the constants it refits and on rows of the
  * short-K tables, each moved by a factor while that lowers the sum over the times of a Huber loss
  * on log(predicted / measured) (squared up to a miss of 30%, linear past it, so a few odd times do
- * not steer it). fitH200 runs it three times: REFIT and the tiles' short-K shares on the first
+ * not steer it). fitH200 runs it five times: REFIT and the tiles' short-K shares on the first
  * four sessions, then the short-K kernel's constants on that session's short-K times, then the
- * thin tiles' shares on theirs.
+ * thin tiles' shares on theirs, then the narrow widths' shares and the direct kernel's step.
  *
  *   deno run --allow-read lab/time_model_fit.ts     prints the fit and its errors
  */
@@ -42,7 +48,8 @@ import type { TuningRecord } from "../lib/tuning.ts";
 import { loadRecord } from "../lib/record.ts";
 import { generatedParams } from "../kernels/12_generated/step.ts";
 import { PLAN_SHORTK, PLAN_TILES } from "../kernels/13_shapes/launch.ts";
-import { THIN_TILE_CONFIGS } from "../kernels/13_shapes/plans.ts";
+import { DIRECT_MAX_FLOPS, THIN_TILE_CONFIGS } from "../kernels/13_shapes/plans.ts";
+import { SHORTK_WIDTHS } from "../kernels/13_shapes/shortk.ts";
 import {
   H200_TIME_MODEL,
   predictPlanTime,
@@ -56,7 +63,14 @@ export const H200 = namedDevice("NVIDIA H200", "nvidia", "hopper");
 
 /** One saved time: where it was measured, the plan, the median, and which session measured it. */
 export interface Measured {
-  session: "search" | "tiles" | "record" | "short K" | "short-K kernel" | "thin tiles";
+  session:
+    | "search"
+    | "tiles"
+    | "record"
+    | "short K"
+    | "short-K kernel"
+    | "thin tiles"
+    | "narrow and direct";
   shape: Shape;
   params: Params;
   seconds: number;
@@ -128,6 +142,12 @@ export async function savedTimes(): Promise<{ all: Measured[]; record12: Measure
       "thin tiles",
     ),
   );
+  all.push(
+    ...planTrials(
+      await readJson("lab/runs/nvidia-h200-2026-11-26-narrow-direct-calibration-plans.json"),
+      "narrow and direct",
+    ),
+  );
   return { all, record12 };
 }
 
@@ -150,7 +170,7 @@ const loss = (times: Measured[], model: TimeModel) =>
 /** A constant of the model besides its tables, and the ones that are shares (kept in [0, 1]). */
 export type Scalar = Exclude<
   keyof TimeModel,
-  "tileEfficiency" | "shortKEfficiency" | "shortkKernelEfficiency" | "directKStepS"
+  "tileEfficiency" | "shortKEfficiency" | "shortkKernelEfficiency"
 >;
 /** The thin tiles' keys: the only rows of tileEfficiency a fit here moves. */
 const THIN_KEYS = THIN_TILE_CONFIGS.map(tileKey);
@@ -255,11 +275,12 @@ export const SHORTK_REFIT: Scalar[] = ["shortkTripK"];
  * The fit of H200_TIME_MODEL, from its constants with both short-K tables empty: REFIT and the
  * tiles' short-K shares on the first three sessions and "short K", then SHORTK_REFIT and the
  * short-K kernel's shares on that session's short-K times, then the thin tiles' shares on the
- * thin-tile search's times.
+ * thin-tile search's times, then the narrow short-K widths' shares and the direct kernel's step
+ * on the narrow-and-direct search's.
  */
 export function fitH200(times: Measured[]): TimeModel {
   const empty = { ...H200_TIME_MODEL, shortKEfficiency: {}, shortkKernelEfficiency: {} };
-  const later: Measured["session"][] = ["short-K kernel", "thin tiles"];
+  const later: Measured["session"][] = ["short-K kernel", "thin tiles", "narrow and direct"];
   const first = fitTimeModel(
     times.filter((m) => !later.includes(m.session)),
     empty,
@@ -286,12 +307,54 @@ export function fitH200(times: Measured[]): TimeModel {
   const tiles = Object.fromEntries(
     Object.entries(second.tileEfficiency).filter(([key]) => !thinRows.includes(key)),
   );
-  return fitTimeModel(
+  const third = fitTimeModel(
     times.filter((m) => m.session === "thin tiles"),
     { ...second, tileEfficiency: tiles },
     [],
     ["tileEfficiency"],
   );
+  // The narrow short-K widths' shares, each from the same start as the 128-wide ones, on their
+  // times at the few-columns shapes (the products above the direct plan's range).
+  const { narrow, tiny } = narrowAndDirect(times);
+  const widths = tableRows(narrow, "shortkKernelEfficiency");
+  const fourth = fitTimeModel(
+    narrow,
+    {
+      ...third,
+      shortkKernelEfficiency: {
+        ...third.shortkKernelEfficiency,
+        ...Object.fromEntries(widths.map((key) => [key, 0.5])),
+      },
+    },
+    [],
+    ["shortkKernelEfficiency"],
+  );
+  // The direct kernel's step, on every plan's times at the smallest products, with the fixed cost
+  // fit beside it for these times alone and then dropped: those products take 5 to 15 us, where
+  // the fixed cost read at larger ones (15 us) would leave the step nothing to explain. The fixed
+  // cost is every plan's alike, so the step is fit on how direct's times differ from the others'.
+  const direct = fitTimeModel(
+    tiny,
+    { ...fourth, fixedS: 5e-6, directKStepS: 5e-9 },
+    ["fixedS", "directKStepS"],
+    [],
+  );
+  return { ...fourth, directKStepS: direct.directKStepS };
+}
+
+/**
+ * The "narrow and direct" search's times: the narrow short-K plans at its few-columns shapes, and
+ * every plan at its products of at most DIRECT_MAX_FLOPS.
+ */
+export function narrowAndDirect(times: Measured[]): { narrow: Measured[]; tiny: Measured[] } {
+  const session = times.filter((m) => m.session === "narrow and direct");
+  const small = (m: Measured) => 2 * m.shape.m * m.shape.k * m.shape.n <= DIRECT_MAX_FLOPS;
+  return {
+    narrow: session.filter((m) =>
+      !small(m) && m.params.PLAN === PLAN_SHORTK && m.params.BN < SHORTK_WIDTHS[0]
+    ),
+    tiny: session.filter(small),
+  };
 }
 
 if (import.meta.main) {
@@ -305,6 +368,8 @@ if (import.meta.main) {
     ["short-K kernel search's short-K", kernel.filter((m) => m.params.PLAN === PLAN_SHORTK)],
     ["short-K kernel search's other", kernel.filter((m) => m.params.PLAN !== PLAN_SHORTK)],
     ["thin-tile search's", all.filter((m) => m.session === "thin tiles")],
+    ["narrow short-K", narrowAndDirect(all).narrow],
+    ["smallest products'", narrowAndDirect(all).tiny],
   ] as const;
   const report = (name: string, model: TimeModel) => {
     for (const [group, times] of groups) {

@@ -51,6 +51,7 @@ import {
   fitH200,
   logErrors,
   type Measured,
+  narrowAndDirect,
   quantile,
   REFIT,
   savedTimes,
@@ -198,11 +199,19 @@ Deno.test("plans: the time model's misses on the saved H200 times (predict.ts's 
   const short = all.filter((m) => m.session === "short K");
   const kernel = all.filter((m) => m.session === "short-K kernel" && m.params.PLAN === PLAN_SHORTK);
   const thin = all.filter((m) => m.session === "thin tiles");
-  assert.deepEqual([first.length, short.length, kernel.length, thin.length], [322, 314, 66, 534]);
+  const { narrow, tiny } = narrowAndDirect(all);
+  assert.deepEqual(
+    [first.length, short.length, kernel.length, thin.length, narrow.length, tiny.length],
+    [322, 314, 66, 534, 96, 218],
+  );
   assert.ok(miss(first, 0.5) < 0.08 && miss(first, 0.9) < 0.38, `${miss(first, 0.5)}`);
   assert.ok(miss(short, 0.5) < 0.17 && miss(short, 0.9) < 0.67, `${miss(short, 0.5)}`);
   assert.ok(miss(kernel, 0.5) < 0.08 && miss(kernel, 0.9) < 0.22, `${miss(kernel, 0.5)}`);
   assert.ok(miss(thin, 0.5) < 0.11 && miss(thin, 0.9) < 0.39, `${miss(thin, 0.5)}`);
+  assert.ok(miss(narrow, 0.5) < 0.13 && miss(narrow, 0.9) < 0.40, `${miss(narrow, 0.5)}`);
+  // The smallest products take 5 to 15 us where the fixed cost alone reads 15: the model ranks
+  // plans there by their differences, not their times.
+  assert.ok(miss(tiny, 0.5) > 0.5, `${miss(tiny, 0.5)}`);
 });
 
 Deno.test("plans: the saved constants are the fit's (lab/time_model_fit.ts recomputes them)", async () => {
@@ -218,8 +227,9 @@ Deno.test("plans: the saved constants are the fit's (lab/time_model_fit.ts recom
     ...Object.keys(fit.shortKEfficiency),
     ...Object.keys(fit.shortkKernelEfficiency),
     ...thinKeys,
+    "directKStepS",
   ];
-  assert.equal(Object.keys(fit.shortkKernelEfficiency).length, 6);
+  assert.equal(Object.keys(fit.shortkKernelEfficiency).length, 18);
   for (const key of keys) {
     const [saved, refit] = [value(H200_TIME_MODEL, key), value(fit, key)];
     assert.ok(Math.abs(Math.log(refit / saved)) < 0.02, `${key}: ${saved} saved, ${refit} refit`);
@@ -268,7 +278,7 @@ async function samePairs(): Promise<Pair[]> {
     if (inSearch) against(inSearch, here);
     against(twelve, here);
   }
-  for (const session of ["short K", "short-K kernel", "thin tiles"]) {
+  for (const session of ["short K", "short-K kernel", "thin tiles", "narrow and direct"]) {
     const short = all.filter((m) => m.session === session);
     for (const shape of uniqueShapes(short.map((m) => m.shape))) {
       const here = short.filter((m) => sameShape(m.shape, shape));
@@ -288,23 +298,23 @@ Deno.test("plans: the guard's margin, recomputed from the saved H200 pairs (plan
     return { picked: picked.length, lost: picked.filter((p) => p.measured < 1).length };
   };
   assert.equal(GUARD_MARGIN, 0.3);
-  assert.deepEqual(at(0.3), { picked: 547, lost: 22 });
+  assert.deepEqual(at(0.3), { picked: 750, lost: 32 });
   // A lower margin adds few plans, and losses with them.
-  assert.deepEqual(at(0.25), { picked: 576, lost: 25 });
-  assert.deepEqual(at(0.2), { picked: 598, lost: 26 });
-  assert.deepEqual(at(0.1), { picked: 669, lost: 36 });
+  assert.deepEqual(at(0.25), { picked: 782, lost: 35 });
+  assert.deepEqual(at(0.2), { picked: 809, lost: 37 });
+  assert.deepEqual(at(0.1), { picked: 889, lost: 51 });
   // Where 12's plan leaves SMs idle the margin is 20%: the plans it adds there measure well
   // ahead at the median, where the ones a 20% margin would add elsewhere barely do.
   assert.equal(SUBWAVE_GUARD_MARGIN, 0.2);
-  assert.deepEqual(at(0.3, true), { picked: 505, lost: 20 });
-  assert.deepEqual(at(0.2, true), { picked: 541, lost: 23 });
+  assert.deepEqual(at(0.3, true), { picked: 708, lost: 30 });
+  assert.deepEqual(at(0.2, true), { picked: 752, lost: 34 });
   assert.deepEqual(at(0.3, false), { picked: 42, lost: 2 });
   assert.deepEqual(at(0.2, false), { picked: 57, lost: 3 });
   const added = (subwave: boolean) =>
     pairs.filter((p) => p.subwave === subwave && p.predicted > 1.2 && p.predicted <= 1.3)
       .map((p) => p.measured).sort((a, b) => a - b);
   const median = (xs: number[]) => xs[xs.length >> 1];
-  assert.ok(median(added(true)) > 1.45 && added(true).length === 36, `${added(true)}`);
+  assert.ok(median(added(true)) > 1.35 && added(true).length === 44, `${added(true)}`);
   assert.ok(median(added(false)) < 1.15 && added(false).length === 15, `${added(false)}`);
 });
 
@@ -497,9 +507,10 @@ Deno.test("plans: a saved winner runs at a neighbour only where it can launch th
 });
 
 Deno.test("plans: a saved winner the model has no share for runs at its own shape only", async () => {
-  // A narrow short-K plan: no search behind the model's shares has timed it, so carried to a
-  // neighbour its advantage would be read at a default share.
-  const winner = shortk(4, 32, 32);
+  // A tile step 12 can generate whose share no search behind the model has timed: carried to a
+  // neighbour, its advantage would be read at the default share.
+  const at = { m: 3000, k: 300, n: 80 };
+  const winner = { ...fallbackPlan(at, H200), BM: 256, BN: 64, BK: 8, TN: 8 };
   assert.ok(!measuredShare(winner));
-  await winnerAtItsShapeOnly({ m: 3000, k: 300, n: 80 }, { m: 3100, k: 290, n: 84 }, winner);
+  await winnerAtItsShapeOnly(at, { m: 3100, k: 290, n: 84 }, winner);
 });

@@ -30,9 +30,10 @@
  *
  * Why 30%: the model is right about which of two plans is faster more often the larger the
  * difference it predicts. Over the saved H200 measurements (lab/time_model_fit.ts), comparing
- * plans measured in the same session at the same shape, of the 547 plans it predicts more than
- * 30% faster than 12's plan, 525 measured faster (the 37 of the short-K kernel's search all
- * did, and 241 of the thin-tile search's 249). Of the 22 that did not:
+ * plans measured in the same session at the same shape, of the 750 plans it predicts more than
+ * 30% faster than 12's plan, 718 measured faster (the 37 of the short-K kernel's search all
+ * did, 241 of the thin-tile search's 249, and 193 of the narrow-and-direct search's 203). Of the
+ * 32 that did not:
  * - 10 are at the short-K and thin-M shapes: 64x64x8 tiles at M of 36 to 60 (2 to 3% slower
  *   than 12's 128x64x8), the matrix-vector plan at M = 60 (9 to 12% slower: its arithmetic at
  *   15 rows per workgroup is slower than the model reads it) and a 128x128x8 tile at
@@ -40,17 +41,20 @@
  * - 8 are in the thin-tile search: unsplit 64x64x8 and 32x128x8 tiles at M of 32 to 64 (up to
  *   10% slower; never the pick there, where split plans are predicted faster still) and a
  *   3-slice plan at 112x700x9000 (3% slower);
+ * - 10 are in the narrow-and-direct search: short-K plans at three shapes of 40 to 100 columns
+ *   (2 to 19% slower; never the pick there) and a row-dot plan at 2000x4x30 (4% slower);
  * - 4 are in the first search, among them its 4-slice plans at 1024^3, where its times rise and
  *   fall with the slice count.
- * A lower margin adds few plans and a loss with every few: 29 plans and 3 losses at 25%, 51 and
- * 4 at 20%, 122 and 14 at 10% (tests/plans_test.ts recomputes these counts).
+ * A lower margin adds few plans and a loss with every few: 32 plans and 3 losses at 25%, 59 and
+ * 5 at 20%, 139 and 19 at 10% (tests/plans_test.ts recomputes these counts).
  *
  * Why 20% where 12's plan leaves SMs idle (its grid smaller than the SM count): there the gains
  * measured over 12's plan run ahead of the predicted ones. Of the 36 plans predicted 20 to 30%
- * faster there, 33 measured faster, by 1.49 times at the median (the slowest 0.77 of 12's speed);
- * of the 15 predicted so elsewhere, 1.12 times at the median. The 36 come from 12 shapes, 19 of
- * them from three (the median of the shapes' medians is about 1.3), and the margin was chosen on
- * the same searches: the held-out draws, not these counts, are its test.
+ * faster there in the searches the margin was chosen on, 33 measured faster, by 1.49 times at
+ * the median (the slowest 0.77 of 12's speed); of the 15 predicted so elsewhere, 1.12 times at
+ * the median. The 36 come from 12 shapes, 19 of them from three (the median of the shapes'
+ * medians is about 1.3). The narrow-and-direct search, measured after the margin was chosen,
+ * adds 8 such plans at 4 shapes: 7 measured faster (1.04 to 1.28 times), one 6% slower.
  *
  * Saved per-shape winners (lib/search.ts searchPlans, data/tuning/<device>/shapes.json) refine
  * the pick: the winner measured at shape S0 replaces the model's pick at a shape S of the same
@@ -102,7 +106,7 @@ import {
   rowdotTripK,
 } from "./rowdot.ts";
 import { OUTER_COLUMNS, OUTER_ROWS, outerRowsPerWorkgroup } from "./outer.ts";
-import { DIRECT_INVOCATIONS, DIRECT_WIDTHS } from "./direct.ts";
+import { DIRECT_INVOCATIONS } from "./direct.ts";
 import {
   SHORTK_DEPTHS,
   SHORTK_ROWS,
@@ -363,17 +367,24 @@ export const gemvLoadsFor = (s: Shape): GemvLoads => s.k % 4 === 0 && s.n % 4 ==
  * The largest product the direct plan is considered for: below it every other plan's fixed
  * machinery (staging, barriers, padding copies, second dispatches) outweighs the arithmetic.
  */
-const DIRECT_MAX_FLOPS = 1e7;
+export const DIRECT_MAX_FLOPS = 1e7;
 
-/** The direct plans, for products of at most DIRECT_MAX_FLOPS, at each width. */
+/**
+ * The direct kernel's width at `s`: 64 rows of a single column, one row of 64 columns for a
+ * single row, else 8 x 8. The model reads the three alike (one round of K steps at these sizes);
+ * measured on the H200 (lab/time_model_fit.ts's "narrow and direct" search), 8 x 8 was the
+ * fastest of the three or within 8% of it at each of the 10 products with more than one row and
+ * column, where the other two took up to 38% longer than 8 x 8; at 5000 x 5 x 1 the single column
+ * took 7.1 us, 8 x 8 8.9.
+ */
+export const directWidth = (s: Shape): number => s.n === 1 ? 1 : s.m === 1 ? 64 : 8;
+
+/** The direct plan, for products of at most DIRECT_MAX_FLOPS. */
 function directPlans(s: Shape, device: DeviceSummary): Params[] {
   if (2 * s.m * s.k * s.n > DIRECT_MAX_FLOPS) return [];
-  return DIRECT_WIDTHS.map((BN) => ({
-    PLAN: PLAN_DIRECT,
-    SLICES: 1,
-    BM: DIRECT_INVOCATIONS / BN,
-    BN,
-  })).filter((p) => launchable(s, p, device, 0));
+  const BN = directWidth(s);
+  const p = { PLAN: PLAN_DIRECT, SLICES: 1, BM: DIRECT_INVOCATIONS / BN, BN };
+  return launchable(s, p, device, 0) ? [p] : [];
 }
 
 /** The matrix-vector plans, for M up to GEMV_MAX_M. */

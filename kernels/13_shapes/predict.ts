@@ -18,9 +18,7 @@
  * - the short-K kernel: timed like a tile, each workgroup's whole K (in whole 4 k) plus a few k
  *   per trip of staging, at its configuration's share of the FMA peak;
  * - the direct kernel: K steps of its loop per round of the busiest SM's workgroups, or its
- *   bytes (no search has timed it yet: its step is a guess that orders the search, and the
- *   model does not pick it; only a per-shape search that measured it the winner at a shape
- *   does, there, plans.ts);
+ *   bytes;
  * - the matrix-vector kernel: B's bytes once per row block, its trips, or its multiply-adds at
  *   a share of the SM's FMA peak, whichever takes longest;
  * - the other bandwidth kernels (row-dot, outer, edge strips, copies, slice sum): the bytes at
@@ -41,7 +39,14 @@
  * times (within 7% at the median, 22% at the 90th percentile). A search at 13 shapes of 32 to 300
  * rows and K of 200 to 8192, after the planner took 32-row tiles for few rows, fit those two
  * tiles' shares to its 534 times, the rest kept (within 11% at the median, 38% at the 90th
- * percentile over all 534). The model ranks plans well where
+ * percentile over all 534). A search at 8 shapes of 40 to 120 columns and K of 64 to 500, and 12
+ * products of at most 10^7 FLOP, after the short-K kernel took 64- and 32-column widths and the
+ * direct kernel was written, fit the narrow widths' shares to their 96 times there (within 12%
+ * at the median, 39% at the 90th percentile) and the direct kernel's step to the 218 times of
+ * the small products, the rest kept. Those products take 5 to 15 us, where the fixed cost, read
+ * at larger ones, is 15: the step was fit beside a fixed cost of their own (lab/time_model_fit.ts),
+ * so the model ranks the plans of a small product by how they differ, and reads its time about
+ * 10 us long. The model ranks plans well where
  * they differ by a third or more, which is what the planner asks of it (plans.ts). Two of the
  * tiles' short-K shares sit at 1, the fit's cap: for those big tiles at short K the extra k tiles
  * charge more than was measured, and the share makes up the difference.
@@ -135,18 +140,11 @@ export interface TimeModel {
   /** k's worth of work each trip of the short-K kernel adds (staging, its two waits). */
   shortkTripK: number;
   /**
-   * Seconds per k of the direct kernel's loop (one element of C per invocation), where a search
-   * has timed it; absent, the model reads DIRECT_K_STEP_S and measuredShare reports none.
+   * Seconds per k of the direct kernel's loop (one element of C per invocation): about the
+   * latency of a load, since each step's loads are waited for before its multiply-add.
    */
-  directKStepS?: number;
+  directKStepS: number;
 }
-
-/**
- * The direct kernel's seconds per k where no search has timed it: a load of A and one of B and a
- * multiply-add, a few cycles apart when the loads are in flight together. For ordering the search
- * only (measuredShare).
- */
-const DIRECT_K_STEP_S = 5e-9;
 
 /** The slices of K at and below which shortKEfficiency holds, and from which tileEfficiency does. */
 export const SHORT_K = 128;
@@ -210,8 +208,21 @@ export const H200_TIME_MODEL: TimeModel = {
     "32x128/32": 0.285,
     "64x128/32": 0.395,
     "128x128/32": 0.366,
+    "32x64/16": 0.314,
+    "64x64/16": 0.393,
+    "128x64/16": 0.372,
+    "32x64/32": 0.347,
+    "64x64/32": 0.394,
+    "128x64/32": 0.371,
+    "32x32/16": 0.214,
+    "64x32/16": 0.303,
+    "128x32/16": 0.268,
+    "32x32/32": 0.249,
+    "64x32/32": 0.301,
+    "128x32/32": 0.273,
   },
   shortkTripK: 3.77,
+  directKStepS: 1.62e-7,
 };
 
 /** What every product costs whatever its plan (the H200 fit's). */
@@ -247,14 +258,12 @@ export function shortkEfficiency(key: string, model: TimeModel = H200_TIME_MODEL
 
 /**
  * Whether the model's tables hold a measured share for the kernel configuration plan `p` runs: a
- * tile configuration's in tileEfficiency, a short-K configuration's in shortkKernelEfficiency, the
- * direct kernel's step in directKStepS (the other kernels' shares are one constant each, fit or
- * read from their loops). A configuration without one is read at a default share, good for
- * ordering a search, not for picking it.
+ * tile configuration's in tileEfficiency, a short-K configuration's in shortkKernelEfficiency (the
+ * other kernels' rates are one constant each, fit or read from their loops). A configuration
+ * without one is read at a default share, good for ordering a search, not for picking it.
  */
 export function measuredShare(p: Params, model: TimeModel = H200_TIME_MODEL): boolean {
   if (p.PLAN === PLAN_SHORTK) return shortkKey(p) in model.shortkKernelEfficiency;
-  if (p.PLAN === PLAN_DIRECT) return model.directKStepS !== undefined;
   if ((p.PLAN ?? PLAN_TILES) === PLAN_TILES) {
     return tileKey(generatedParams(p)) in model.tileEfficiency;
   }
@@ -446,9 +455,8 @@ function shortkSeconds(s: Shape, plan: LaunchPlan, p: Params, c: Context): numbe
  */
 function directSeconds(s: Shape, plan: LaunchPlan, p: Params, c: Context): number {
   const w = gridSize(plan);
-  const step = c.model.directKStepS ?? DIRECT_K_STEP_S;
   return Math.max(
-    rounds(w, planResident(p), c.dev) * s.k * step,
+    rounds(w, planResident(p), c.dev) * s.k * c.model.directKStepS,
     blockBytes(s, plan) / bandwidth(c),
   );
 }
