@@ -258,12 +258,12 @@ Deno.test("results table: suite and held-out side by side, the shapes lowest rat
     assert.equal(section.slice(0, plain.length), plain, "the run's own tables come first");
     const held = section.slice(plain.length);
     assert.match(held, /^\n\n### Held-out shapes\n\n/);
-    // The suite: one shape at 0.9 of cuBLAS, large.
+    // The suite: one of its 12 shapes, at 0.9 of cuBLAS, large: shown, not judged.
     assert.match(
       held,
       new RegExp(
-        `\\| NVIDIA H100 80GB HBM3 \\(\`${path}\`\\) \\| suite \\| 1 \\(1 large, 0 small\\) \\| ` +
-          "0\\.90 \\| 0\\.90 at 1024 \\| - \\| met \\|",
+        `\\| NVIDIA H100 80GB HBM3 \\(\`${path}\`\\) \\| suite, 1 of its 12 shapes \\| 1 \\(1 large, 0 small\\) \\| ` +
+          "0\\.90 \\| 0\\.90 at 1024 \\| - \\| not judged \\(part of the suite\\) \\|",
       ),
     );
     // Held-out: 24 of ours at 0.50 .. 0.96, one shape without a validated kernel of ours.
@@ -313,7 +313,8 @@ Deno.test("results table: suite and held-out side by side, the shapes lowest rat
     assert.equal(suiteCompanion(runs[1], runs), undefined, "none has more of the suite");
     assert.equal(suiteCompanion({ ...runs[0], record: { ...h200, commit: "x" } }, runs), undefined);
     const side = heldoutTables([{ ...runs[0], suite: runs[1] }]);
-    assert.match(side, /the suite from `r1\.json`\) \| suite \| 3 \(/);
+    assert.match(side, /the suite from `r1\.json`\) \| suite, 3 of its 12 shapes \| 3 \(/);
+    assert.match(side, /\| not judged \(part of the suite\) \|/);
 
     const readme = `${dir}/README.md`;
     await Deno.writeTextFile(
