@@ -22,6 +22,7 @@ import { cpuSuite, isDeviceLost, runPeers } from "./bench_peers.ts";
 import { EXIT, exitCodeOf, formatTable, nameOf, progressLine, suiteNote } from "./bench_report.ts";
 import { knobSweeps, shapePlans, tuning } from "./bench_tuning.ts";
 import { heldoutRun } from "./bench_heldout.ts";
+import { resumeFrom } from "./bench_resume.ts";
 import { measureCeilings } from "./ceilings.ts";
 import { DeviceLostError, GemmError, LimitError, UsageError } from "./errors.ts";
 import { caseSeeds, checkShapes, sweepKernel } from "./fuzz.ts";
@@ -92,6 +93,9 @@ export async function runBench(args: BenchArgs, hooks: BenchHooks = {}): Promise
     // Set once everything ran: a run killed midway leaves a partial record that says so.
     complete: false,
   };
+  const resumed = args.resume === undefined
+    ? undefined
+    : await resumeFrom(args.resume, record, args.heldout?.seed);
   const files: RecordFiles = chosen ?? await reserveDefault(record, hooks.runsDir);
   const save = () => saveProgress(record, files);
   log(`bench: ${gpu.summary.description} (${gpu.summary.software ? "software" : "hardware"})`);
@@ -102,7 +106,7 @@ export async function runBench(args: BenchArgs, hooks: BenchHooks = {}): Promise
       // It failed because the device went away, whatever the error on the way said.
       Object.assign(r, { errorKind: "device-lost", error: `GPU device lost: ${gpu.lostReason}` });
     }
-    log(`  ${progressLine(r)}`);
+    log(`  ${progressLine(r)}${resumed?.taken.has(r) ? " (kept from the resumed call)" : ""}`);
     await hooks.afterResult?.(r);
     try {
       gpu.check();
@@ -136,7 +140,8 @@ export async function runBench(args: BenchArgs, hooks: BenchHooks = {}): Promise
         step++;
         if (skipped.has(spec)) continue;
         log(`[${step}/${total}] ${spec.id} ${shapeLabel(shape)}`);
-        const result = await runKernel(gpu, spec, shape, { reps: args.reps });
+        const result = resumed?.result("main", spec.id, shape) ??
+          await runKernel(gpu, spec, shape, { reps: args.reps });
         record.results.push(result);
         if (result.errorKind === "feature") {
           skipped.add(spec);
@@ -149,12 +154,18 @@ export async function runBench(args: BenchArgs, hooks: BenchHooks = {}): Promise
     if (args.knobs) await knobSweeps(gpu, args, record, log, recorded);
 
     if (args.peers) {
-      await runPeers(gpu, shapes, args, record.peers, record.notes, log, recorded);
+      await runPeers(gpu, shapes, args, record, log, recorded, resumed);
     } else {
       record.notes.push("peers not run (--no-peers)");
     }
 
-    if (args.heldout) await heldoutRun(gpu, args, record, log, recorded);
+    if (args.heldout) await heldoutRun(gpu, args, record, log, recorded, resumed);
+    if (resumed) {
+      record.notes.push(
+        `resumed ${resumed.path}: ${resumed.taken.size} validated rows kept from that call, the rest ` +
+          "run in this one",
+      );
+    }
 
     const suite = suiteNote(record);
     if (suite) {

@@ -38,6 +38,8 @@ export interface BenchArgs {
   knobs: boolean;
   /** Also run the suite steps and the peers on `count` held-out shapes (lib/heldout.ts). */
   heldout?: { count: number; seed: number };
+  /** A partial record of the same command whose validated rows this run keeps (bench_resume.ts). */
+  resume?: string;
   help: boolean;
 }
 
@@ -69,6 +71,8 @@ export const USAGE = `Usage: deno task bench [flags]
   --heldout N      also run the suite steps, cuBLAS, TF.js and jax-js on N held-out shapes
                    drawn by lib/heldout.ts (no tuning, search or test reads them)
   --seed S         the held-out draw's seed (default: from the run's date and time)
+  --resume FILE    finish the partial record FILE of the same flags, commit and device (a run
+                   its time limit stopped): its validated rows are kept, the rest run now
   --help           this text
 
 Progress goes to stderr, the results table to stdout. Progress is saved to <record>.partial.json;
@@ -165,6 +169,9 @@ function parseFlags(argv: readonly string[], registry: KernelSpec[]): BenchArgs 
         break;
       case "--seed":
         heldoutSeed = parseSeed(value());
+        break;
+      case "--resume":
+        args.resume = value();
         break;
       case "--tune-shapes":
         noValue();

@@ -16,6 +16,7 @@ import {
 import { shapeLabel } from "./matrix.ts";
 import type { HeldoutSection, KernelResult, PeerResult, RunRecord } from "./record.ts";
 import { runKernel } from "./runner.ts";
+import type { Resumed } from "./bench_resume.ts";
 
 /** Caps that keep a software adapter's draw to seconds a shape. */
 const SOFTWARE_CAPS = { maxBytes: 2 ** 22, maxFlop: 2 ** 26 };
@@ -26,6 +27,7 @@ export async function heldoutRun(
   record: RunRecord,
   log: (line: string) => void,
   recorded: (r: KernelResult | PeerResult) => Promise<void>,
+  resumed?: Resumed,
 ): Promise<void> {
   const { count, seed } = args.heldout!;
   // A software adapter runs thousands of times slower: the same law under small caps.
@@ -44,13 +46,14 @@ export async function heldoutRun(
   for (const [i, shape] of section.shapes.entries()) {
     for (const spec of steps) {
       log(`[heldout ${i + 1}/${count}] ${spec.id} ${shapeLabel(shape)} (${shape.from})`);
-      const r = await runKernel(gpu, spec, shape, { reps: args.reps });
+      const r = resumed?.result("heldout", spec.id, shape) ??
+        await runKernel(gpu, spec, shape, { reps: args.reps });
       section.results.push(r);
       await recorded(r);
     }
   }
   if (args.peers) {
-    await runPeers(gpu, section.shapes, args, section.peers, record.notes, log, recorded);
+    await runPeers(gpu, section.shapes, args, record, log, recorded, resumed, "heldout");
   }
   const s = heldoutSummary(speedsOf(heldoutRows(record, section)));
   const f = (x?: number, digits = 3) => x === undefined ? "n/a" : x.toFixed(digits);

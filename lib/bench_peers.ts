@@ -11,6 +11,7 @@ import { openCublas } from "./peers/cublas.ts";
 import { openTfjs } from "./peers/tfjs.ts";
 import { openJaxjsGpu } from "./peers/jaxjs.ts";
 import type { PeerResult, RunRecord } from "./record.ts";
+import type { Part, Resumed } from "./bench_resume.ts";
 
 /** The device went away (whatever the error said on the way). */
 export function isDeviceLost(e: unknown, gpu: Gpu): boolean {
@@ -52,17 +53,30 @@ export async function cpuSuite(
 
 /**
  * cuBLAS (FFI), TF.js (on our GPUDevice) and jax-js (its own device on the same adapter) on
- * every shape; a missing peer becomes a note.
+ * every shape, into the record's `part` (its held-out section or the rest); a missing peer
+ * becomes a note. A row of a resumed call is kept rather than measured again.
  */
 export async function runPeers(
   gpu: Gpu,
   shapes: Shape[],
   args: BenchArgs,
-  into: PeerResult[],
-  notes: string[],
+  record: RunRecord,
   log: (line: string) => void,
   recorded: (r: PeerResult) => Promise<void>,
+  resumed?: Resumed,
+  part: Part = "main",
 ) {
+  const into = part === "main" ? record.peers : record.heldout!.peers;
+  const notes = record.notes;
+  // Each shape's row: the resumed call's, or a fresh measurement.
+  const each = async (peer: string, run: (shape: Shape) => Promise<PeerResult>) => {
+    for (const shape of shapes) {
+      log(`peer ${peer} ${shapeLabel(shape)}`);
+      const r = resumed?.peer(part, peer, shape) ?? await run(shape);
+      into.push(r);
+      await recorded(r);
+    }
+  };
   const cublas = openCublas();
   if (typeof cublas === "string") {
     notes.push(cublas);
@@ -70,12 +84,7 @@ export async function runPeers(
   } else {
     notes.push(`cuBLAS: ${cublas.details.mathMode}; cuBLAS ${cublas.details.cublasVersion}`);
     try {
-      for (const shape of shapes) {
-        log(`peer cublas ${shapeLabel(shape)}`);
-        const r = await cublas.run(shape, { reps: args.reps });
-        into.push(r);
-        await recorded(r);
-      }
+      await each("cublas", (shape) => cublas.run(shape, { reps: args.reps }));
     } finally {
       try {
         cublas.close();
@@ -94,12 +103,7 @@ export async function runPeers(
     return;
   }
   try {
-    for (const shape of shapes) {
-      log(`peer tfjs-webgpu ${shapeLabel(shape)}`);
-      const r = await tfjs.run(shape, { reps: args.reps });
-      into.push(r);
-      await recorded(r);
-    }
+    await each("tfjs-webgpu", (shape) => tfjs.run(shape, { reps: args.reps }));
   } finally {
     tfjs.close();
   }
@@ -113,10 +117,5 @@ export async function runPeers(
     notes.push(`jax-js WebGPU peer skipped: ${(e as Error).message}`);
     return;
   }
-  for (const shape of shapes) {
-    log(`peer jaxjs-webgpu ${shapeLabel(shape)}`);
-    const r = await jax.run(shape, { reps: args.reps });
-    into.push(r);
-    await recorded(r);
-  }
+  await each("jaxjs-webgpu", (shape) => jax.run(shape, { reps: args.reps }));
 }

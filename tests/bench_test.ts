@@ -568,6 +568,81 @@ Deno.test(
   },
 );
 
+Deno.test(
+  "bench: --resume keeps a partial run's validated rows and runs the rest; another run's is refused",
+  gpuTest,
+  async () => {
+    const gpu = await acquireGpu();
+    const dir = await Deno.makeTempDir();
+    const flags = [...tinyFlags, "--sizes", "16,24,32", "--out", `${dir}/run.json`];
+    let results = 0;
+    const stopped = await runBench(parseBenchArgs(flags), {
+      gpu,
+      argv: flags,
+      log: () => {},
+      afterResult: () => {
+        if (++results === 2) throw new DeviceLostError("a time limit, as far as the test goes");
+      },
+    });
+    assert.equal(stopped.record.complete, false);
+    // As a GPU host's call does: the partial of the earlier call, resumed into a fresh --out.
+    const partial = `${dir}/earlier.partial.json`;
+    await Deno.rename(stopped.path, partial);
+    const kept = (await loadRecord(partial)).results;
+    assert.equal(kept.length, 2);
+
+    const again = [...flags, "--resume", partial];
+    const lines: string[] = [];
+    const { record, exitCode } = await runBench(parseBenchArgs(again), {
+      gpu,
+      argv: again,
+      log: (l) => lines.push(l),
+    });
+    assert.equal(exitCode, 0);
+    assert.equal(record.complete, true);
+    // The first call's two rows, as they were, and the third measured now.
+    assert.equal(record.results.length, 3);
+    assert.deepEqual(record.results.slice(0, 2), kept);
+    assert.ok(record.results[2].validated && record.results[2].n === 32);
+    assert.equal(lines.filter((l) => l.endsWith("(kept from the resumed call)")).length, 2);
+    assert.ok(record.notes.some((n) => n.startsWith(`resumed ${partial}: 2 validated rows kept`)));
+
+    const refuse = async (argv: string[], why: RegExp) =>
+      await assert.rejects(
+        runBench(parseBenchArgs(argv), { gpu, argv, log: () => {} }),
+        (e: Error) => e instanceof UsageError && why.test(e.message),
+      );
+    // Other flags, and a complete record.
+    await refuse([...tinyFlags, "--sizes", "16", "--resume", partial], /ran other flags/);
+    await writeRecord(record, `${dir}/done.json`);
+    await refuse([...flags, "--resume", `${dir}/done.json`], /is a complete record/);
+
+    // Held-out rows are kept in their own section.
+    const held = [...tinyRun, "--no-ceilings", "--no-cpu", "--kernels", "generated", "--heldout"];
+    const drawn = [...held, "2", "--seed", "7", "--out", `${dir}/held.json`];
+    let rows = 0;
+    const first = await runBench(parseBenchArgs(drawn), {
+      gpu,
+      argv: drawn,
+      log: () => {},
+      afterResult: () => {
+        if (++rows === 2) throw new DeviceLostError("stopped in the held-out shapes");
+      },
+    });
+    assert.equal(first.record.heldout!.results.length, 1);
+    const resumedDraw = [...drawn, "--resume", first.path];
+    const done = await runBench(parseBenchArgs(resumedDraw), {
+      gpu,
+      argv: resumedDraw,
+      log: () => {},
+    });
+    assert.equal(done.record.complete, true);
+    assert.deepEqual(done.record.heldout!.results[0], first.record.heldout!.results[0]);
+    assert.equal(done.record.heldout!.results.length, 2);
+    await Deno.remove(dir, { recursive: true });
+  },
+);
+
 Deno.test("--out: checked before any work; one-line reasons; any writable path works", async () => {
   const dir = await Deno.makeTempDir();
   await Deno.writeTextFile(`${dir}/notes.json`, "{}");

@@ -9,6 +9,8 @@
 # (stdout), bench.log (progress, stderr), env.txt (GPU, driver, Deno) and, after --tune or
 # --tune-shapes, tuning-<device>-<step>.json (for data/tuning/<device>/<step>.json), or, when the
 # time limit stopped a plan search, tuning-<device>-<step>.partial.json (the trials it measured).
+# A run the time limit stopped is finished by a second call: the same flags plus
+# --resume <its .partial.json> (committed or carried), which keeps its validated rows.
 # Exit status: the bench's (124: stopped at the time limit; 3 also when tools/gpu_preflight.ts
 # found the adapter unable to allocate a large buffer, before the bench ran).
 set -uo pipefail
