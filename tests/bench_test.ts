@@ -574,16 +574,20 @@ Deno.test(
   async () => {
     const gpu = await acquireGpu();
     const dir = await Deno.makeTempDir();
+    // A run stopped after its second result, as a time limit stops one.
+    const stoppedAfterTwo = (argv: string[]) => {
+      let results = 0;
+      return runBench(parseBenchArgs(argv), {
+        gpu,
+        argv,
+        log: () => {},
+        afterResult: () => {
+          if (++results === 2) throw new DeviceLostError("stopped by the test");
+        },
+      });
+    };
     const flags = [...tinyFlags, "--sizes", "16,24,32", "--out", `${dir}/run.json`];
-    let results = 0;
-    const stopped = await runBench(parseBenchArgs(flags), {
-      gpu,
-      argv: flags,
-      log: () => {},
-      afterResult: () => {
-        if (++results === 2) throw new DeviceLostError("a time limit, as far as the test goes");
-      },
-    });
+    const stopped = await stoppedAfterTwo(flags);
     assert.equal(stopped.record.complete, false);
     // As a GPU host's call does: the partial of the earlier call, resumed into a fresh --out.
     const partial = `${dir}/earlier.partial.json`;
@@ -620,15 +624,7 @@ Deno.test(
     // Held-out rows are kept in their own section.
     const held = [...tinyRun, "--no-ceilings", "--no-cpu", "--kernels", "generated", "--heldout"];
     const drawn = [...held, "2", "--seed", "7", "--out", `${dir}/held.json`];
-    let rows = 0;
-    const first = await runBench(parseBenchArgs(drawn), {
-      gpu,
-      argv: drawn,
-      log: () => {},
-      afterResult: () => {
-        if (++rows === 2) throw new DeviceLostError("stopped in the held-out shapes");
-      },
-    });
+    const first = await stoppedAfterTwo(drawn);
     assert.equal(first.record.heldout!.results.length, 1);
     const resumedDraw = [...drawn, "--resume", first.path];
     const done = await runBench(parseBenchArgs(resumedDraw), {
