@@ -23,7 +23,12 @@ import {
 import { flops, sameShape, type Shape } from "../lib/matrix.ts";
 import { RECORD_SCHEMA, type RunRecord } from "../lib/record.ts";
 import { SHAPE_SUITE, suiteCompanion } from "../lib/suite.ts";
-import { heldoutRecords, heldoutTables, resultsSection } from "../tools/results_table.ts";
+import {
+  heldoutRecords,
+  heldoutTables,
+  laterRuns,
+  resultsSection,
+} from "../tools/results_table.ts";
 
 const SEED = 1;
 const bytes = ({ m, k, n }: Shape) => 4 * (m * k + k * n + m * n);
@@ -298,6 +303,28 @@ Deno.test("results table: suite and held-out side by side, the shapes lowest rat
       [older, record, h200, soft, partial, none].map((r, i) => ({ path: `${i}`, record: r })),
     );
     assert.deepEqual(picked.map((x) => x.path), ["1", "2"]);
+
+    // Later runs beside the ladder's record: the newest of each device and set of steps, held-out
+    // runs (shown with the held-out shapes) and partial runs left out.
+    const ladder = { ...h200, heldout: undefined, date: "2026-11-01T00:00:00.000Z" };
+    const steps = (date: string, device = h200.device, more: Partial<RunRecord> = {}) => ({
+      ...h200,
+      heldout: undefined,
+      date,
+      device,
+      ...more,
+    });
+    const shown = laterRuns(
+      [
+        steps("2026-11-02T00:00:00.000Z"),
+        steps("2026-11-03T00:00:00.000Z"),
+        steps("2026-11-04T00:00:00.000Z", older.device),
+        steps("2026-11-05T00:00:00.000Z", h200.device, { complete: false }),
+        h200,
+      ].map((r, i) => ({ path: `l${i}`, record: r })),
+      ladder,
+    );
+    assert.deepEqual(shown.map((x) => x.path), ["l1", "l2"]);
 
     // A held-out run that left the suite to another call takes the suite from the run of its
     // device and commit with the most suite shapes, and names it.

@@ -49,8 +49,8 @@ const HEADLINE = 4096;
 type Row = KernelResult | PeerResult;
 
 /**
- * The Markdown section for a ladder record (or the "no GPU record yet" text), after it each
- * later run of only some steps, and then the held-out shapes of `heldout` (heldoutRecords).
+ * The Markdown section for a ladder record (or the "no GPU record yet" text), after it the later
+ * runs of only some steps (laterRuns), and then the held-out shapes of `heldout` (heldoutRecords).
  */
 export function resultsSection(
   record: RunRecord | undefined,
@@ -68,7 +68,7 @@ export function resultsSection(
     ...later.map((x) =>
       `### A later run of ${
         [...new Set(x.record.results.map((r) => currentId(r.kernel)))].join(", ")
-      }\n\n${runTables(x.record, sourceOf(x.path))}`
+      } on the ${x.record.device.description}\n\n${runTables(x.record, sourceOf(x.path))}`
     ),
     ...(heldout.length ? [`### Held-out shapes\n\n${heldoutTables(heldout)}`] : []),
   ].join("\n\n");
@@ -215,6 +215,25 @@ export function heldoutRecords<T extends { record: RunRecord }>(records: T[]): T
     if (isGpuRecord(x.record) && section && (isGpuRun(x.record) || judged)) {
       newest.set(deviceSlug(x.record.device), x);
     }
+  }
+  return [...newest.values()].sort((a, b) => a.record.date.localeCompare(b.record.date));
+}
+
+/**
+ * The runs after the ladder's record `ladder` that the README shows beside it: of each device and
+ * set of steps, the newest complete GPU run with a validated result, held-out runs left out (the
+ * held-out section shows them). `runs` sorted by date, as listRecords returns them.
+ */
+export function laterRuns<T extends { record: RunRecord }>(runs: T[], ladder: RunRecord): T[] {
+  const newest = new Map<string, T>();
+  for (const x of runs) {
+    const r = x.record;
+    if (
+      !isGpuRun(r) || r.date <= ladder.date || heldoutOf(r) ||
+      !r.results.some((row) => row.validated)
+    ) continue;
+    const steps = [...new Set(r.results.map((row) => currentId(row.kernel)))].sort().join(",");
+    newest.set(`${deviceSlug(r.device)} ${steps}`, x);
   }
   return [...newest.values()].sort((a, b) => a.record.date.localeCompare(b.record.date));
 }
@@ -409,12 +428,7 @@ if (import.meta.main) {
   const found = explicit
     ? { path: explicit, record: await loadRecord(explicit) }
     : ladderRecord(runs, ladder);
-  const later = explicit || !found
-    ? []
-    : runs.filter((x) =>
-      isGpuRun(x.record) && x.record.date > found.record.date &&
-      x.record.results.some((r) => r.validated)
-    );
+  const later = explicit || !found ? [] : laterRuns(runs, found.record);
   const heldout =
     (explicit ? (found && heldoutOf(found.record) ? [found] : []) : heldoutRecords(runs))
       .map((x) => ({ ...x, suite: suiteCompanion(x, runs) }));
