@@ -1,0 +1,206 @@
+/**
+ * Probe (lab: not part of the product) for two questions the eighth stop's held-out draw left
+ * (lab/NOTES.md, "Narrow widths and the direct kernel, calibrated and drawn again"). Every kernel
+ * is validated against the float64 reference (runKernel) before it is timed. No shape here is one
+ * of a held-out draw.
+ *
+ * 1. Timing at the smallest products. lib/timing.ts encodes many timestamped passes in one
+ *    submit, each writing C after the one before; jax-js submits each product alone. At products
+ *    of a few thousand FLOP our direct kernel took 5.2 to 6.9 us and jax-js 4.1 to 4.9. Each
+ *    product here is timed both ways, with the same pass: by the bench's timer, and as one submit
+ *    per pass (its timestamps into one query set, read back once); an empty pass too.
+ * 2. The matrix-vector kernel at 15 rows per workgroup measured 2.1 to 2.9 times the model's time
+ *    at 60x4096x4096, where 14 and 16 rows came within 17% of it. It is timed here at 15 rows and
+ *    at 16 (the last row of each block masked), with vec4 and with scalar loads.
+ *
+ *   deno run -A lab/probe_small.ts --out DIR [--quick]
+ *
+ * Writes DIR/small.json (every row) and prints a table. --quick: small sizes and few passes, for
+ * a dry run on a software adapter. On the GPU host pass GEMM_COMMIT, as for the bench.
+ */
+import { acquireGpu, type Gpu } from "../lib/gpu.ts";
+import { randomMatrix, type Shape, shapeLabel } from "../lib/matrix.ts";
+import { currentCommit } from "../lib/record.ts";
+import { findKernel, type Params } from "../lib/registry.ts";
+import { BoundProblem, prepareKernel, runKernel } from "../lib/runner.ts";
+import { median, timePasses } from "../lib/timing.ts";
+import { PLAN_DIRECT, PLAN_GEMV } from "../kernels/13_shapes/launch.ts";
+
+const args = Deno.args;
+const outDir = args.includes("--out") ? args[args.indexOf("--out") + 1] : "/tmp/probe-small";
+const quick = args.includes("--quick");
+await Deno.mkdir(outDir, { recursive: true });
+
+const gpu = await acquireGpu();
+const spec = findKernel("shapes")!;
+const commit = await currentCommit();
+console.error(`device: ${gpu.summary.description}, commit ${commit}`);
+
+interface Row {
+  question: "timing" | "gemv rows";
+  shape: string;
+  plan: string;
+  validated: boolean;
+  relErr: number;
+  /** The bench's timer: many passes per submit. */
+  benchMs?: number;
+  /** One submit per pass (question 1 only). */
+  eachSubmitMs?: number;
+  error?: string;
+}
+const rows: Row[] = [];
+const save = () =>
+  Deno.writeTextFileSync(
+    `${outDir}/small.json`,
+    JSON.stringify(
+      { commit, device: gpu.summary, date: new Date().toISOString(), rows },
+      null,
+      1,
+    ),
+  );
+
+/** Passes in each timed round of the one-submit-per-pass timer, and rounds (the first warms). */
+const PASSES = quick ? 8 : 200;
+const ROUNDS = quick ? 2 : 6;
+
+/**
+ * GPU time of `encode`'s pass, one submit per pass: PASSES submits, each one timestamped pass,
+ * their timestamps in one query set, read back once; the median over the rounds after the first.
+ */
+async function eachSubmitMs(
+  gpu: Gpu,
+  encode: (pass: GPUComputePassEncoder) => void,
+): Promise<number> {
+  const { device } = gpu;
+  const samples: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const querySet = device.createQuerySet({ type: "timestamp", count: 2 * PASSES });
+    const resolve = device.createBuffer({
+      size: 16 * PASSES,
+      usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC,
+    });
+    const readback = device.createBuffer({
+      size: 16 * PASSES,
+      usage: GPUBufferUsage.COPY_DST | GPUBufferUsage.MAP_READ,
+    });
+    for (let i = 0; i < PASSES; i++) {
+      const enc = device.createCommandEncoder();
+      const pass = enc.beginComputePass({
+        timestampWrites: {
+          querySet,
+          beginningOfPassWriteIndex: 2 * i,
+          endOfPassWriteIndex: 2 * i + 1,
+        },
+      });
+      encode(pass);
+      pass.end();
+      device.queue.submit([enc.finish()]);
+    }
+    const enc = device.createCommandEncoder();
+    enc.resolveQuerySet(querySet, 0, 2 * PASSES, resolve, 0);
+    enc.copyBufferToBuffer(resolve, 0, readback, 0, 16 * PASSES);
+    device.queue.submit([enc.finish()]);
+    await readback.mapAsync(GPUMapMode.READ);
+    const ticks = new BigUint64Array(readback.getMappedRange().slice(0));
+    readback.unmap();
+    if (round > 0) {
+      for (let i = 0; i < PASSES; i++) samples.push(Number(ticks[2 * i + 1] - ticks[2 * i]) / 1e6);
+    }
+    [querySet, resolve, readback].forEach((r) => r.destroy());
+  }
+  return median(samples);
+}
+
+/** Validate `params` at `shape`, then time its pass by the bench's timer and, if asked, per submit. */
+async function probe(question: Row["question"], shape: Shape, params: Params, perSubmit: boolean) {
+  const plan = JSON.stringify(params);
+  const checked = await runKernel(gpu, spec, shape, { params, reps: quick ? 5 : undefined });
+  const row: Row = {
+    question,
+    shape: shapeLabel(shape),
+    plan,
+    validated: checked.validated,
+    relErr: checked.relErr,
+    benchMs: checked.validated ? checked.medianMs : undefined,
+    error: checked.error,
+  };
+  if (checked.validated && perSubmit) {
+    const prepared = await prepareKernel(gpu, spec, params);
+    const problem = await BoundProblem.create(
+      gpu,
+      prepared,
+      shape,
+      randomMatrix(shape.m, shape.k),
+      randomMatrix(shape.k, shape.n),
+    );
+    try {
+      row.eachSubmitMs = await eachSubmitMs(gpu, (p) => problem.encode(p));
+    } finally {
+      problem.destroy();
+    }
+  }
+  rows.push(row);
+  save();
+  const us = (ms?: number) => ms === undefined ? "-" : (1e3 * ms).toFixed(2);
+  console.log(
+    `${question.padEnd(9)} ${row.shape.padEnd(14)} ${plan.padEnd(60)} ` +
+      `${row.validated ? "ok" : "FAILED"} bench ${us(row.benchMs)} us, ` +
+      `one submit a pass ${us(row.eachSubmitMs)} us`,
+  );
+}
+
+// 1. The floor: an empty pass by both timers, then the direct kernel at products of 128 to
+// 600 000 FLOP and a short-K plan beside it at the largest.
+const empty = () => {};
+const bench = await timePasses(gpu, empty, { reps: quick ? 5 : 200 });
+const each = await eachSubmitMs(gpu, empty);
+rows.push({
+  question: "timing",
+  shape: "empty pass",
+  plan: "",
+  validated: true,
+  relErr: 0,
+  benchMs: bench.medianMs,
+  eachSubmitMs: each,
+});
+console.log(
+  `timing    empty pass: bench ${(1e3 * bench.medianMs).toFixed(2)} us, ` +
+    `one submit a pass ${(1e3 * each).toFixed(2)} us`,
+);
+const direct = (BN: number): Params => ({ PLAN: PLAN_DIRECT, SLICES: 1, BM: 64 / BN, BN });
+for (
+  const [shape, params] of [
+    [{ m: 4, k: 4, n: 4 }, direct(8)],
+    [{ m: 700, k: 1, n: 9 }, direct(8)],
+    [{ m: 40, k: 3, n: 1100 }, direct(8)],
+    [{ m: 3000, k: 5, n: 1 }, direct(1)],
+    [{ m: 1500, k: 8, n: 20 }, direct(8)],
+  ] as [Shape, Params][]
+) {
+  await probe("timing", shape, params, true);
+}
+
+// 2. The matrix-vector kernel at 15 rows per workgroup against 16 (the last row masked): one
+// block of 15 rows, and four (M = 60), with vec4 loads (K and N multiples of 4) and scalar ones.
+const gemv = (BM: number, SLICES: number, LOADS: 1 | 4): Params => ({
+  PLAN: PLAN_GEMV,
+  SLICES,
+  BM,
+  BN: 256,
+  BK: 16,
+  LOADS,
+});
+const big = quick ? 1 : 8;
+for (
+  const [shape, slices, loads] of [
+    [{ m: 15, k: 1024 * big, n: 512 * big }, 32, 4],
+    [{ m: 15, k: 1024 * big + 3, n: 512 * big + 1 }, 32, 1],
+    [{ m: 60, k: 512 * big, n: 512 * big }, 8, 4],
+  ] as [Shape, number, 1 | 4][]
+) {
+  for (const rowsPerBlock of [15, 16]) {
+    await probe("gemv rows", shape, gemv(rowsPerBlock, quick ? 2 : slices, loads), false);
+  }
+}
+save();
+console.error(`wrote ${outDir}/small.json`);
