@@ -18,12 +18,12 @@
  * Writes DIR/small.json (every row) and prints a table. --quick: small sizes and few passes, for
  * a dry run on a software adapter. On the GPU host pass GEMM_COMMIT, as for the bench.
  */
-import { acquireGpu, type Gpu } from "../lib/gpu.ts";
+import { acquireGpu } from "../lib/gpu.ts";
 import { randomMatrix, type Shape, shapeLabel } from "../lib/matrix.ts";
 import { currentCommit } from "../lib/record.ts";
 import { findKernel, type Params } from "../lib/registry.ts";
 import { BoundProblem, prepareKernel, runKernel } from "../lib/runner.ts";
-import { median, timePasses } from "../lib/timing.ts";
+import { median, submitTimestamped, timePasses } from "../lib/timing.ts";
 import { PLAN_DIRECT, PLAN_GEMV } from "../kernels/13_shapes/launch.ts";
 
 const args = Deno.args;
@@ -59,54 +59,16 @@ const save = () =>
     ),
   );
 
-/** Passes in each timed round of the one-submit-per-pass timer, and rounds (the first warms). */
+/** Passes in each round of the one-submit-per-pass timing, and rounds (the first warms). */
 const PASSES = quick ? 8 : 200;
 const ROUNDS = quick ? 2 : 6;
 
-/**
- * GPU time of `encode`'s pass, one submit per pass: PASSES submits, each one timestamped pass,
- * their timestamps in one query set, read back once; the median over the rounds after the first.
- */
-async function eachSubmitMs(
-  gpu: Gpu,
-  encode: (pass: GPUComputePassEncoder) => void,
-): Promise<number> {
-  const { device } = gpu;
+/** GPU time of `encode`'s pass, one submit per pass: the median over the rounds after the first. */
+async function eachSubmitMs(encode: (pass: GPUComputePassEncoder) => void): Promise<number> {
   const samples: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
-    const querySet = device.createQuerySet({ type: "timestamp", count: 2 * PASSES });
-    const resolve = device.createBuffer({
-      size: 16 * PASSES,
-      usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC,
-    });
-    const readback = device.createBuffer({
-      size: 16 * PASSES,
-      usage: GPUBufferUsage.COPY_DST | GPUBufferUsage.MAP_READ,
-    });
-    for (let i = 0; i < PASSES; i++) {
-      const enc = device.createCommandEncoder();
-      const pass = enc.beginComputePass({
-        timestampWrites: {
-          querySet,
-          beginningOfPassWriteIndex: 2 * i,
-          endOfPassWriteIndex: 2 * i + 1,
-        },
-      });
-      encode(pass);
-      pass.end();
-      device.queue.submit([enc.finish()]);
-    }
-    const enc = device.createCommandEncoder();
-    enc.resolveQuerySet(querySet, 0, 2 * PASSES, resolve, 0);
-    enc.copyBufferToBuffer(resolve, 0, readback, 0, 16 * PASSES);
-    device.queue.submit([enc.finish()]);
-    await readback.mapAsync(GPUMapMode.READ);
-    const ticks = new BigUint64Array(readback.getMappedRange().slice(0));
-    readback.unmap();
-    if (round > 0) {
-      for (let i = 0; i < PASSES; i++) samples.push(Number(ticks[2 * i + 1] - ticks[2 * i]) / 1e6);
-    }
-    [querySet, resolve, readback].forEach((r) => r.destroy());
+    const times = await submitTimestamped(gpu, encode, PASSES, true);
+    if (round > 0) samples.push(...times);
   }
   return median(samples);
 }
@@ -134,7 +96,7 @@ async function probe(question: Row["question"], shape: Shape, params: Params, pe
       randomMatrix(shape.k, shape.n),
     );
     try {
-      row.eachSubmitMs = await eachSubmitMs(gpu, (p) => problem.encode(p));
+      row.eachSubmitMs = await eachSubmitMs((p) => problem.encode(p));
     } finally {
       problem.destroy();
     }
@@ -153,7 +115,7 @@ async function probe(question: Row["question"], shape: Shape, params: Params, pe
 // 600 000 FLOP and a short-K plan beside it at the largest.
 const empty = () => {};
 const bench = await timePasses(gpu, empty, { reps: quick ? 5 : 200 });
-const each = await eachSubmitMs(gpu, empty);
+const each = await eachSubmitMs(empty);
 rows.push({
   question: "timing",
   shape: "empty pass",

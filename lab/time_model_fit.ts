@@ -42,7 +42,7 @@
  *   deno run --allow-read lab/time_model_fit.ts     prints the fit and its errors
  */
 import { namedDevice } from "../lib/gpu.ts";
-import type { Shape } from "../lib/matrix.ts";
+import { flops, type Shape } from "../lib/matrix.ts";
 import type { Params } from "../lib/steps/spec.ts";
 import type { TuningRecord } from "../lib/tuning.ts";
 import { loadRecord } from "../lib/record.ts";
@@ -293,12 +293,9 @@ export function fitH200(times: Measured[]): TimeModel {
   // Every configuration measured starts at the same share, so each ends with a row of its own,
   // and the trip at the 32 k written before any measurement (the loss is flat enough along the
   // trip that where the descent starts decides where it stops within a few percent).
-  const start = Object.fromEntries(
-    tableRows(kernel, "shortkKernelEfficiency").map((key) => [key, 0.5]),
-  );
   const second = fitTimeModel(
     kernel,
-    { ...first, shortkKernelEfficiency: start, shortkTripK: 32 },
+    { ...first, shortkKernelEfficiency: startingShares(kernel), shortkTripK: 32 },
     SHORTK_REFIT,
     ["shortkKernelEfficiency"],
   );
@@ -316,15 +313,11 @@ export function fitH200(times: Measured[]): TimeModel {
   // The narrow short-K widths' shares, each from the same start as the 128-wide ones, on their
   // times at the few-columns shapes (the products above the direct plan's range).
   const { narrow, tiny } = narrowAndDirect(times);
-  const widths = tableRows(narrow, "shortkKernelEfficiency");
   const fourth = fitTimeModel(
     narrow,
     {
       ...third,
-      shortkKernelEfficiency: {
-        ...third.shortkKernelEfficiency,
-        ...Object.fromEntries(widths.map((key) => [key, 0.5])),
-      },
+      shortkKernelEfficiency: { ...third.shortkKernelEfficiency, ...startingShares(narrow) },
     },
     [],
     ["shortkKernelEfficiency"],
@@ -342,13 +335,17 @@ export function fitH200(times: Measured[]): TimeModel {
   return { ...fourth, directKStepS: direct.directKStepS };
 }
 
+/** The short-K configurations `times` measured, each at the share a fit starts them from. */
+const startingShares = (times: Measured[]) =>
+  Object.fromEntries(tableRows(times, "shortkKernelEfficiency").map((key) => [key, 0.5]));
+
 /**
  * The "narrow and direct" search's times: the narrow short-K plans at its few-columns shapes, and
  * every plan at its products of at most DIRECT_MAX_FLOPS.
  */
 export function narrowAndDirect(times: Measured[]): { narrow: Measured[]; tiny: Measured[] } {
   const session = times.filter((m) => m.session === "narrow and direct");
-  const small = (m: Measured) => 2 * m.shape.m * m.shape.k * m.shape.n <= DIRECT_MAX_FLOPS;
+  const small = (m: Measured) => flops(m.shape) <= DIRECT_MAX_FLOPS;
   return {
     narrow: session.filter((m) =>
       !small(m) && m.params.PLAN === PLAN_SHORTK && m.params.BN < SHORTK_WIDTHS[0]
@@ -360,6 +357,7 @@ export function narrowAndDirect(times: Measured[]): { narrow: Measured[]; tiny: 
 if (import.meta.main) {
   const { all } = await savedTimes();
   const first = all.filter((m) => ["search", "tiles", "record"].includes(m.session));
+  const { narrow, tiny } = narrowAndDirect(all);
   const short = all.filter((m) => m.session === "short K");
   const kernel = all.filter((m) => m.session === "short-K kernel");
   const groups = [
@@ -368,8 +366,8 @@ if (import.meta.main) {
     ["short-K kernel search's short-K", kernel.filter((m) => m.params.PLAN === PLAN_SHORTK)],
     ["short-K kernel search's other", kernel.filter((m) => m.params.PLAN !== PLAN_SHORTK)],
     ["thin-tile search's", all.filter((m) => m.session === "thin tiles")],
-    ["narrow short-K", narrowAndDirect(all).narrow],
-    ["smallest products'", narrowAndDirect(all).tiny],
+    ["narrow short-K", narrow],
+    ["smallest products'", tiny],
   ] as const;
   const report = (name: string, model: TimeModel) => {
     for (const [group, times] of groups) {

@@ -148,13 +148,16 @@ async function timeWithTimestamps(
 }
 
 /**
- * Encode `count` timestamped passes and submit them now; the promise resolves to each pass's
- * GPU time in ms once the results are read back.
+ * Encode `count` timestamped passes and submit them now, all in one submit, or each in a submit of
+ * its own (`apart`: how a library that submits every product alone is timed, which
+ * lab/probe_small.ts compares); the promise resolves to each pass's GPU time in ms once the
+ * results are read back.
  */
 export async function submitTimestamped(
   gpu: Gpu,
   encode: (pass: GPUComputePassEncoder) => void,
   count: number,
+  apart = false,
 ): Promise<number[]> {
   const { device } = gpu;
   const querySet = device.createQuerySet({ type: "timestamp", count: 2 * count });
@@ -167,7 +170,7 @@ export async function submitTimestamped(
     usage: GPUBufferUsage.COPY_DST | GPUBufferUsage.MAP_READ,
   });
   try {
-    const enc = device.createCommandEncoder();
+    let enc = device.createCommandEncoder();
     for (let i = 0; i < count; i++) {
       const pass = enc.beginComputePass({
         timestampWrites: {
@@ -178,6 +181,10 @@ export async function submitTimestamped(
       });
       encode(pass);
       pass.end();
+      if (apart) {
+        device.queue.submit([enc.finish()]);
+        enc = device.createCommandEncoder();
+      }
     }
     enc.resolveQuerySet(querySet, 0, 2 * count, resolve, 0);
     enc.copyBufferToBuffer(resolve, 0, readback, 0, 16 * count);

@@ -206,15 +206,27 @@ export function suiteTable(record: RunRecord): string | undefined {
  * oldest first. `records` sorted by date, as listRecords returns them.
  */
 export function heldoutRecords<T extends { record: RunRecord }>(records: T[]): T[] {
-  const newest = new Map<string, T>();
-  for (const x of records) {
-    const section = heldoutOf(x.record);
+  return newestOfEach(records, (r) => {
+    const section = heldoutOf(r);
     // A run stopped by its time limit counts once ours and cuBLAS ran at every held-out shape.
     const judged = section &&
-      heldoutSummary(speedsOf(heldoutRows(x.record, section))).compared === section.count;
-    if (isGpuRecord(x.record) && section && (isGpuRun(x.record) || judged)) {
-      newest.set(deviceSlug(x.record.device), x);
-    }
+      heldoutSummary(speedsOf(heldoutRows(r, section))).compared === section.count;
+    return isGpuRecord(r) && section && (isGpuRun(r) || judged) ? deviceSlug(r.device) : undefined;
+  });
+}
+
+/**
+ * Of `records` (sorted by date), the newest of each `keyOf` (records without a key left out),
+ * oldest first.
+ */
+function newestOfEach<T extends { record: RunRecord }>(
+  records: T[],
+  keyOf: (r: RunRecord) => string | undefined,
+): T[] {
+  const newest = new Map<string, T>();
+  for (const x of records) {
+    const key = keyOf(x.record);
+    if (key !== undefined) newest.set(key, x);
   }
   return [...newest.values()].sort((a, b) => a.record.date.localeCompare(b.record.date));
 }
@@ -225,17 +237,14 @@ export function heldoutRecords<T extends { record: RunRecord }>(records: T[]): T
  * held-out section shows them). `runs` sorted by date, as listRecords returns them.
  */
 export function laterRuns<T extends { record: RunRecord }>(runs: T[], ladder: RunRecord): T[] {
-  const newest = new Map<string, T>();
-  for (const x of runs) {
-    const r = x.record;
+  return newestOfEach(runs, (r) => {
     if (
       !isGpuRun(r) || r.date <= ladder.date || heldoutOf(r) ||
       !r.results.some((row) => row.validated)
-    ) continue;
+    ) return undefined;
     const steps = [...new Set(r.results.map((row) => currentId(row.kernel)))].sort().join(",");
-    newest.set(`${deviceSlug(r.device)} ${steps}`, x);
-  }
-  return [...newest.values()].sort((a, b) => a.record.date.localeCompare(b.record.date));
+    return `${deviceSlug(r.device)} ${steps}`;
+  });
 }
 
 /** A record with held-out shapes, and the run of the same device and commit that ran more of the

@@ -69,7 +69,7 @@
 import type { DeviceSummary } from "../../lib/gpu.ts";
 import { type DeviceModel, deviceModel, type Waves, waves } from "../../lib/model/device.ts";
 import type { Params } from "../../lib/steps/spec.ts";
-import { sameShape, type Shape } from "../../lib/matrix.ts";
+import { flops, sameShape, type Shape } from "../../lib/matrix.ts";
 import { loadTuning, tunedParams } from "../../lib/tuning.ts";
 import { type GeneratedParams, invocations, STEP_TRANSFORMS } from "../12_generated/generate.ts";
 import { step as generated } from "../12_generated/step.ts";
@@ -377,11 +377,11 @@ export const DIRECT_MAX_FLOPS = 1e7;
  * column, where the other two took up to 38% longer than 8 x 8; at 5000 x 5 x 1 the single column
  * took 7.1 us, 8 x 8 8.9.
  */
-export const directWidth = (s: Shape): number => s.n === 1 ? 1 : s.m === 1 ? 64 : 8;
+const directWidth = (s: Shape): number => s.n === 1 ? 1 : s.m === 1 ? 64 : 8;
 
 /** The direct plan, for products of at most DIRECT_MAX_FLOPS. */
 function directPlans(s: Shape, device: DeviceSummary): Params[] {
-  if (2 * s.m * s.k * s.n > DIRECT_MAX_FLOPS) return [];
+  if (flops(s) > DIRECT_MAX_FLOPS) return [];
   const BN = directWidth(s);
   const p = { PLAN: PLAN_DIRECT, SLICES: 1, BM: DIRECT_INVOCATIONS / BN, BN };
   return launchable(s, p, device, 0) ? [p] : [];
