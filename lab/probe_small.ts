@@ -13,7 +13,12 @@
  *    at 60x4096x4096, where 14 and 16 rows came within 17% of it. It is timed here at 15 rows and
  *    at 16 (the last row of each block masked), with vec4 and with scalar loads.
  *
- *   deno run -A lab/probe_small.ts --out DIR [--quick]
+ * 3. (ninth stop) Which row counts misbehave: the matrix-vector kernel at every ROWS of 1 to 16
+ *    (one block of exactly ROWS rows, nothing masked), with vec4 and with scalar loads.
+ * 4. (ninth stop) Whether one submit per pass changes anything past the smallest products: step
+ *    12's plan at 256, 1024 and 4096, both ways.
+ *
+ *   deno run -A lab/probe_small.ts --out DIR [--quick] [--questions timing,gemv,rows,large]
  *
  * Writes DIR/small.json (every row) and prints a table. --quick: small sizes and few passes, for
  * a dry run on a software adapter. On the GPU host pass GEMM_COMMIT, as for the bench.
@@ -25,10 +30,15 @@ import { findKernel, type Params } from "../lib/registry.ts";
 import { BoundProblem, prepareKernel, runKernel } from "../lib/runner.ts";
 import { median, submitTimestamped, timePasses } from "../lib/timing.ts";
 import { PLAN_DIRECT, PLAN_GEMV } from "../kernels/13_shapes/launch.ts";
+import { fallbackPlan } from "../kernels/13_shapes/plans.ts";
 
 const args = Deno.args;
 const outDir = args.includes("--out") ? args[args.indexOf("--out") + 1] : "/tmp/probe-small";
 const quick = args.includes("--quick");
+const questions = new Set(
+  (args.includes("--questions") ? args[args.indexOf("--questions") + 1] : "timing,gemv,rows,large")
+    .split(","),
+);
 await Deno.mkdir(outDir, { recursive: true });
 
 const gpu = await acquireGpu();
@@ -37,7 +47,7 @@ const commit = await currentCommit();
 console.error(`device: ${gpu.summary.description}, commit ${commit}`);
 
 interface Row {
-  question: "timing" | "gemv rows";
+  question: "timing" | "gemv rows" | "gemv rows sweep" | "timing large";
   shape: string;
   plan: string;
   validated: boolean;
@@ -113,33 +123,35 @@ async function probe(question: Row["question"], shape: Shape, params: Params, pe
 
 // 1. The floor: an empty pass by both timers, then the direct kernel at products of 128 to
 // 600 000 FLOP and a short-K plan beside it at the largest.
-const empty = () => {};
-const bench = await timePasses(gpu, empty, { reps: quick ? 5 : 200 });
-const each = await eachSubmitMs(empty);
-rows.push({
-  question: "timing",
-  shape: "empty pass",
-  plan: "",
-  validated: true,
-  relErr: 0,
-  benchMs: bench.medianMs,
-  eachSubmitMs: each,
-});
-console.log(
-  `timing    empty pass: bench ${(1e3 * bench.medianMs).toFixed(2)} us, ` +
-    `one submit a pass ${(1e3 * each).toFixed(2)} us`,
-);
-const direct = (BN: number): Params => ({ PLAN: PLAN_DIRECT, SLICES: 1, BM: 64 / BN, BN });
-for (
-  const [shape, params] of [
-    [{ m: 4, k: 4, n: 4 }, direct(8)],
-    [{ m: 700, k: 1, n: 9 }, direct(8)],
-    [{ m: 40, k: 3, n: 1100 }, direct(8)],
-    [{ m: 3000, k: 5, n: 1 }, direct(1)],
-    [{ m: 1500, k: 8, n: 20 }, direct(8)],
-  ] as [Shape, Params][]
-) {
-  await probe("timing", shape, params, true);
+if (questions.has("timing")) {
+  const empty = () => {};
+  const bench = await timePasses(gpu, empty, { reps: quick ? 5 : 200 });
+  const each = await eachSubmitMs(empty);
+  rows.push({
+    question: "timing",
+    shape: "empty pass",
+    plan: "",
+    validated: true,
+    relErr: 0,
+    benchMs: bench.medianMs,
+    eachSubmitMs: each,
+  });
+  console.log(
+    `timing    empty pass: bench ${(1e3 * bench.medianMs).toFixed(2)} us, ` +
+      `one submit a pass ${(1e3 * each).toFixed(2)} us`,
+  );
+  const direct = (BN: number): Params => ({ PLAN: PLAN_DIRECT, SLICES: 1, BM: 64 / BN, BN });
+  for (
+    const [shape, params] of [
+      [{ m: 4, k: 4, n: 4 }, direct(8)],
+      [{ m: 700, k: 1, n: 9 }, direct(8)],
+      [{ m: 40, k: 3, n: 1100 }, direct(8)],
+      [{ m: 3000, k: 5, n: 1 }, direct(1)],
+      [{ m: 1500, k: 8, n: 20 }, direct(8)],
+    ] as [Shape, Params][]
+  ) {
+    await probe("timing", shape, params, true);
+  }
 }
 
 // 2. The matrix-vector kernel at 15 rows per workgroup against 16 (the last row masked): one
@@ -153,15 +165,36 @@ const gemv = (BM: number, SLICES: number, LOADS: 1 | 4): Params => ({
   LOADS,
 });
 const big = quick ? 1 : 8;
-for (
-  const [shape, slices, loads] of [
-    [{ m: 15, k: 1024 * big, n: 512 * big }, 32, 4],
-    [{ m: 15, k: 1024 * big + 3, n: 512 * big + 1 }, 32, 1],
-    [{ m: 60, k: 512 * big, n: 512 * big }, 8, 4],
-  ] as [Shape, number, 1 | 4][]
-) {
-  for (const rowsPerBlock of [15, 16]) {
-    await probe("gemv rows", shape, gemv(rowsPerBlock, quick ? 2 : slices, loads), false);
+if (questions.has("gemv")) {
+  for (
+    const [shape, slices, loads] of [
+      [{ m: 15, k: 1024 * big, n: 512 * big }, 32, 4],
+      [{ m: 15, k: 1024 * big + 3, n: 512 * big + 1 }, 32, 1],
+      [{ m: 60, k: 512 * big, n: 512 * big }, 8, 4],
+    ] as [Shape, number, 1 | 4][]
+  ) {
+    for (const rowsPerBlock of [15, 16]) {
+      await probe("gemv rows", shape, gemv(rowsPerBlock, quick ? 2 : slices, loads), false);
+    }
+  }
+}
+
+// 3. Every row count, one block of exactly that many rows, 32 slices, both loads.
+if (questions.has("rows")) {
+  for (let rowsPerBlock = 1; rowsPerBlock <= 16; rowsPerBlock++) {
+    for (const loads of [4, 1] as const) {
+      const odd = loads === 1 ? 3 : 0;
+      const shape = { m: rowsPerBlock, k: 1024 * big + odd, n: 512 * big + odd };
+      await probe("gemv rows sweep", shape, gemv(rowsPerBlock, quick ? 2 : 32, loads), false);
+    }
+  }
+}
+
+// 4. Step 12's plan (the fallback 13 keeps) at three squares, by both timers.
+if (questions.has("large")) {
+  for (const n of quick ? [16, 32] : [256, 1024, 4096]) {
+    const shape = { m: n, k: n, n };
+    await probe("timing large", shape, fallbackPlan(shape, gpu.summary), true);
   }
 }
 save();
