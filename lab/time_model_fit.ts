@@ -25,6 +25,12 @@
  *   (lab/runs/nvidia-h200-2026-11-26-thin-calibration-plans.json, rebuilt from the run's log by
  *   lab/plans_from_log.ts: the run reached its time limit at its 13th shape, before it saved). Its
  *   times fit the two thin tiles' shares, the rest kept;
+ * - "gemv rows": the matrix-vector kernel at every row count of 1 to 16 per workgroup, each with
+ *   vec4 and scalar loads, at one block of exactly that many rows (K = 8192 and N = 4096, 8195 and
+ *   4099 for scalar loads; 32 slices), timed after the eighth stop's draw found 15 rows slow
+ *   (lab/runs/nvidia-h200-2026-11-26-gemv-rows-probe.json, lab/probe_small.ts). Its 32 times and
+ *   the other sessions' matrix-vector times fit a share for each row count and load width, the
+ *   rest kept;
  * - "narrow and direct": a plan search at 8 shapes of 40 to 120 columns with K of 64 to 500 and at
  *   12 products of at most 10^7 FLOP, chosen here, after the short-K kernel took its 64- and
  *   32-column widths and the direct kernel was written
@@ -35,9 +41,10 @@
  * The fit (fitTimeModel): coordinate descent on the constants it refits and on rows of the
  * short-K tables, each moved by a factor while that lowers the sum over the times of a Huber loss
  * on log(predicted / measured) (squared up to a miss of 30%, linear past it, so a few odd times do
- * not steer it). fitH200 runs it five times: REFIT and the tiles' short-K shares on the first
+ * not steer it). fitH200 runs it six times: REFIT and the tiles' short-K shares on the first
  * four sessions, then the short-K kernel's constants on that session's short-K times, then the
- * thin tiles' shares on theirs, then the narrow widths' shares and the direct kernel's step.
+ * thin tiles' shares on theirs, then the narrow widths' shares and the direct kernel's step, then
+ * the matrix-vector kernel's shares by row count.
  *
  *   deno run --allow-read lab/time_model_fit.ts     prints the fit and its errors
  */
@@ -47,10 +54,11 @@ import type { Params } from "../lib/steps/spec.ts";
 import type { TuningRecord } from "../lib/tuning.ts";
 import { loadRecord } from "../lib/record.ts";
 import { generatedParams } from "../kernels/12_generated/step.ts";
-import { PLAN_SHORTK, PLAN_TILES } from "../kernels/13_shapes/launch.ts";
+import { PLAN_GEMV, PLAN_SHORTK, PLAN_TILES } from "../kernels/13_shapes/launch.ts";
 import { DIRECT_MAX_FLOPS, THIN_TILE_CONFIGS } from "../kernels/13_shapes/plans.ts";
 import { SHORTK_WIDTHS } from "../kernels/13_shapes/shortk.ts";
 import {
+  gemvKey,
   H200_TIME_MODEL,
   predictPlanTime,
   shortkEfficiency,
@@ -70,7 +78,8 @@ export interface Measured {
     | "short K"
     | "short-K kernel"
     | "thin tiles"
-    | "narrow and direct";
+    | "narrow and direct"
+    | "gemv rows";
   shape: Shape;
   params: Params;
   seconds: number;
@@ -148,6 +157,13 @@ export async function savedTimes(): Promise<{ all: Measured[]; record12: Measure
       "narrow and direct",
     ),
   );
+  const sweep = await readJson("lab/runs/nvidia-h200-2026-11-26-gemv-rows-probe.json");
+  for (const row of sweep.rows) {
+    if (row.question !== "gemv rows sweep" || !row.validated) continue;
+    const [m, k, n] = row.shape.split("x").map(Number);
+    const params = JSON.parse(row.plan);
+    all.push({ session: "gemv rows", shape: { m, k, n }, params, seconds: row.benchMs / 1e3 });
+  }
   return { all, record12 };
 }
 
@@ -170,13 +186,17 @@ const loss = (times: Measured[], model: TimeModel) =>
 /** A constant of the model besides its tables, and the ones that are shares (kept in [0, 1]). */
 export type Scalar = Exclude<
   keyof TimeModel,
-  "tileEfficiency" | "shortKEfficiency" | "shortkKernelEfficiency"
+  "tileEfficiency" | "shortKEfficiency" | "shortkKernelEfficiency" | "gemvRowsEfficiency"
 >;
 /** The thin tiles' keys: the only rows of tileEfficiency a fit here moves. */
 const THIN_KEYS = THIN_TILE_CONFIGS.map(tileKey);
 
 /** The tables whose rows a fit may move (each share kept in [0, 1]). */
-export type Table = "shortKEfficiency" | "shortkKernelEfficiency" | "tileEfficiency";
+export type Table =
+  | "shortKEfficiency"
+  | "shortkKernelEfficiency"
+  | "tileEfficiency"
+  | "gemvRowsEfficiency";
 const UNIT: Scalar[] = [
   "overlap",
   "partialWave",
@@ -196,6 +216,8 @@ function tableRows(times: Measured[], table: Table): string[] {
     : table === "tileEfficiency"
     ? times.filter((m) => m.params.PLAN === PLAN_TILES)
       .map((m) => tileKey(generatedParams(m.params))).filter((key) => THIN_KEYS.includes(key))
+    : table === "gemvRowsEfficiency"
+    ? times.filter((m) => m.params.PLAN === PLAN_GEMV).map((m) => gemvKey(m.params))
     : times.filter((m) => m.params.PLAN === PLAN_SHORTK).map((m) => shortkKey(m.params));
   return [...new Set(rows)];
 }
@@ -205,6 +227,8 @@ function rowValue(model: TimeModel, table: Table, key: string): number {
   return model[table][key] ??
     (table === "shortKEfficiency" || table === "tileEfficiency"
       ? model.tileEfficiency[key] ?? model.tileEfficiencyDefault
+      : table === "gemvRowsEfficiency"
+      ? model.gemvEfficiency
       : shortkEfficiency(key, model));
 }
 
@@ -224,6 +248,7 @@ export function fitTimeModel(
     tileEfficiency: { ...start.tileEfficiency },
     shortKEfficiency: { ...start.shortKEfficiency },
     shortkKernelEfficiency: { ...start.shortkKernelEfficiency },
+    gemvRowsEfficiency: { ...start.gemvRowsEfficiency },
   };
   const rows = tables.flatMap((table) => tableRows(times, table).map((key) => ({ table, key })));
   let bestLoss = loss(times, best);
@@ -279,8 +304,18 @@ export const SHORTK_REFIT: Scalar[] = ["shortkTripK"];
  * on the narrow-and-direct search's.
  */
 export function fitH200(times: Measured[]): TimeModel {
-  const empty = { ...H200_TIME_MODEL, shortKEfficiency: {}, shortkKernelEfficiency: {} };
-  const later: Measured["session"][] = ["short-K kernel", "thin tiles", "narrow and direct"];
+  const empty = {
+    ...H200_TIME_MODEL,
+    shortKEfficiency: {},
+    shortkKernelEfficiency: {},
+    gemvRowsEfficiency: {},
+  };
+  const later: Measured["session"][] = [
+    "short-K kernel",
+    "thin tiles",
+    "narrow and direct",
+    "gemv rows",
+  ];
   const first = fitTimeModel(
     times.filter((m) => !later.includes(m.session)),
     empty,
@@ -332,7 +367,20 @@ export function fitH200(times: Measured[]): TimeModel {
     ["fixedS", "directKStepS"],
     [],
   );
-  return { ...fourth, directKStepS: direct.directKStepS };
+  // A share for each row count and load width of the matrix-vector kernel, each from the one
+  // share the first stage fit, on every matrix-vector time: the sweep of row counts at one shape
+  // and the searches' at 15 others (leave-one-shape-out, lab/NOTES.md).
+  const gemv = fitTimeModel(
+    times.filter((m) => m.params.PLAN === PLAN_GEMV),
+    fourth,
+    [],
+    ["gemvRowsEfficiency"],
+  );
+  return {
+    ...fourth,
+    directKStepS: direct.directKStepS,
+    gemvRowsEfficiency: gemv.gemvRowsEfficiency,
+  };
 }
 
 /** The short-K configurations `times` measured, each at the share a fit starts them from. */
@@ -368,6 +416,11 @@ if (import.meta.main) {
     ["thin-tile search's", all.filter((m) => m.session === "thin tiles")],
     ["narrow short-K", narrow],
     ["smallest products'", tiny],
+    ["matrix-vector row sweep's", all.filter((m) => m.session === "gemv rows")],
+    [
+      "other matrix-vector",
+      all.filter((m) => m.session !== "gemv rows" && m.params.PLAN === PLAN_GEMV),
+    ],
   ] as const;
   const report = (name: string, model: TimeModel) => {
     for (const [group, times] of groups) {
@@ -383,6 +436,13 @@ if (import.meta.main) {
   const fit = fitH200(all);
   report("this fit", fit);
   const { tileEfficiency, ...rest } = fit;
+  const gemvCheck = all.filter((m) => m.session !== "gemv rows" && m.params.PLAN === PLAN_GEMV);
+  console.log(
+    `other matrix-vector times, one share for all row counts against one each: median miss ${
+      (Math.exp(quantile(logErrors(gemvCheck, { ...fit, gemvRowsEfficiency: {} }), 0.5)) - 1)
+        .toFixed(3)
+    } against ${(Math.exp(quantile(logErrors(gemvCheck, fit), 0.5)) - 1).toFixed(3)}`,
+  );
   const thin = Object.entries(tileEfficiency).filter(([key]) => THIN_KEYS.includes(key));
   console.log(JSON.stringify({ ...rest, thinTiles: Object.fromEntries(thin) }, null, 2));
 }

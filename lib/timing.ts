@@ -1,6 +1,10 @@
 /**
  * GPU timing from `timestamp-query`: each timed repetition is one compute pass with
- * timestampWrites at its start and end, many passes per submit, one readback per submit.
+ * timestampWrites at its start and end, read back a batch at a time. Warm-up passes share a submit;
+ * each timed pass has a submit of its own, as a library that submits every product alone (TF.js,
+ * jax-js) is timed: a pass that follows another in the same command buffer waits, inside its
+ * timestamps, for the barrier between the two writes of C (on an H200 about 0.7 us, a seventh of
+ * the smallest products' time; the same either way at 256 and above, and for an empty pass).
  * Deno's queue sync (onSubmittedWorkDone / mapAsync) costs ~11 ms, so a wall clock around one
  * dispatch would time Deno; the timestamps time the kernel. The next submit is queued before the
  * previous one is read back, so the GPU never idles while Deno waits: a GPU that idles a large
@@ -85,9 +89,10 @@ export function timePasses(
     : timeWithWallClock(gpu, encode, opts);
 }
 
-/** Passes submitted together, and their times once read back. */
+/** Passes submitted together (or, `apart`, one submit each), and their times once read back. */
 interface Submit {
   passes: number;
+  apart: boolean;
   times: Promise<number[]>;
 }
 
@@ -103,30 +108,34 @@ async function timeWithTimestamps(
   encode: (pass: GPUComputePassEncoder) => void,
   opts: TimingOptions,
 ): Promise<Timing> {
-  const submit = (passes: number): Submit => {
-    const times = submitTimestamped(gpu, encode, passes);
+  const submit = (passes: number, apart = false): Submit => {
+    const times = submitTimestamped(gpu, encode, passes, apart);
     // Read only after the submit before it: a failure here must wait for that, not go unhandled.
     times.catch(() => {});
-    return { passes, times };
+    return { passes, apart, times };
   };
   const warmMs = opts.warmMs ?? 300;
   let inFlight: Submit | undefined = submit(Math.max(1, opts.warmup ?? 3));
   let queued: Submit | undefined;
   let passMs: number | undefined;
   let spent = 0;
-  let reps: number | undefined; // set once warm: every pass queued after that is a sample
+  let reps: number | undefined; // set once warm: every pass queued apart after that is a sample
   const samples: number[] = [];
   try {
     for (let round = 1; inFlight; round++) {
       // Queue the next submit before reading this one back, sized by the last estimate.
-      const wanted = reps === undefined ? Infinity : reps - samples.length - inFlight.passes;
+      const wanted = reps === undefined
+        ? Infinity
+        : reps - samples.length - (inFlight.apart ? inFlight.passes : 0);
       const size = Math.min(wanted, passMs === undefined ? 1 : passesFor(passMs));
-      queued = size > 0 ? submit(size) : undefined;
-      const times = await inFlight.times;
+      queued = size > 0 ? submit(size, reps !== undefined) : undefined;
+      const finished = inFlight;
+      const times = await finished.times;
       inFlight = queued;
       queued = undefined;
       if (reps !== undefined) {
-        samples.push(...times.slice(0, reps - samples.length));
+        // The warm-up submit queued before the timer settled is still warm-up.
+        if (finished.apart) samples.push(...times.slice(0, reps - samples.length));
         if (samples.length >= reps) break;
         continue;
       }
@@ -149,8 +158,7 @@ async function timeWithTimestamps(
 
 /**
  * Encode `count` timestamped passes and submit them now, all in one submit, or each in a submit of
- * its own (`apart`: how a library that submits every product alone is timed, which
- * lab/probe_small.ts compares); the promise resolves to each pass's GPU time in ms once the
+ * its own (`apart`: the timed passes); the promise resolves to each pass's GPU time in ms once the
  * results are read back.
  */
 export async function submitTimestamped(

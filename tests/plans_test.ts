@@ -32,6 +32,7 @@ import {
 } from "../kernels/13_shapes/plans.ts";
 import {
   PLAN_DIRECT,
+  PLAN_GEMV,
   PLAN_OUTER,
   PLAN_ROWDOT,
   PLAN_SHORTK,
@@ -200,10 +201,17 @@ Deno.test("plans: the time model's misses on the saved H200 times (predict.ts's 
   const kernel = all.filter((m) => m.session === "short-K kernel" && m.params.PLAN === PLAN_SHORTK);
   const thin = all.filter((m) => m.session === "thin tiles");
   const { narrow, tiny } = narrowAndDirect(all);
+  const sweep = all.filter((m) => m.session === "gemv rows");
+  const gemv = all.filter((m) => m.session !== "gemv rows" && m.params.PLAN === PLAN_GEMV);
   assert.deepEqual(
     [first.length, short.length, kernel.length, thin.length, narrow.length, tiny.length],
     [322, 314, 66, 534, 96, 218],
   );
+  assert.deepEqual([sweep.length, gemv.length], [32, 73]);
+  // One share per row count and load width: the sweep's times within 9% at the 90th percentile,
+  // the other matrix-vector times within 13% at the median, where one share for all missed by 17%.
+  assert.ok(miss(sweep, 0.9) < 0.09, `${miss(sweep, 0.9)}`);
+  assert.ok(miss(gemv, 0.5) < 0.13 && miss(gemv, 0.9) < 0.76, `${miss(gemv, 0.5)}`);
   assert.ok(miss(first, 0.5) < 0.08 && miss(first, 0.9) < 0.38, `${miss(first, 0.5)}`);
   assert.ok(miss(short, 0.5) < 0.17 && miss(short, 0.9) < 0.67, `${miss(short, 0.5)}`);
   assert.ok(miss(kernel, 0.5) < 0.08 && miss(kernel, 0.9) < 0.22, `${miss(kernel, 0.5)}`);
@@ -219,7 +227,7 @@ Deno.test("plans: the saved constants are the fit's (lab/time_model_fit.ts recom
   const fit = fitH200(all);
   const thinKeys = THIN_TILE_CONFIGS.map(tileKey);
   const value = (m: TimeModel, key: string) =>
-    m.shortKEfficiency[key] ?? m.shortkKernelEfficiency[key] ??
+    m.shortKEfficiency[key] ?? m.shortkKernelEfficiency[key] ?? m.gemvRowsEfficiency[key] ??
       (thinKeys.includes(key) ? m.tileEfficiency[key] : m[key as Scalar] as number);
   const keys = [
     ...REFIT,
@@ -228,8 +236,11 @@ Deno.test("plans: the saved constants are the fit's (lab/time_model_fit.ts recom
     ...Object.keys(fit.shortkKernelEfficiency),
     ...thinKeys,
     "directKStepS",
+    ...Object.keys(fit.gemvRowsEfficiency),
   ];
   assert.equal(Object.keys(fit.shortkKernelEfficiency).length, 18);
+  // Rows 1 to 4 are bound by B's bytes at every time measured, so they keep the one share.
+  assert.equal(Object.keys(fit.gemvRowsEfficiency).length, 24);
   for (const key of keys) {
     const [saved, refit] = [value(H200_TIME_MODEL, key), value(fit, key)];
     assert.ok(Math.abs(Math.log(refit / saved)) < 0.02, `${key}: ${saved} saved, ${refit} refit`);
@@ -298,23 +309,23 @@ Deno.test("plans: the guard's margin, recomputed from the saved H200 pairs (plan
     return { picked: picked.length, lost: picked.filter((p) => p.measured < 1).length };
   };
   assert.equal(GUARD_MARGIN, 0.3);
-  assert.deepEqual(at(0.3), { picked: 750, lost: 32 });
+  assert.deepEqual(at(0.3), { picked: 747, lost: 28 });
   // A lower margin adds few plans, and losses with them.
-  assert.deepEqual(at(0.25), { picked: 782, lost: 35 });
-  assert.deepEqual(at(0.2), { picked: 809, lost: 37 });
-  assert.deepEqual(at(0.1), { picked: 889, lost: 51 });
+  assert.deepEqual(at(0.25), { picked: 778, lost: 31 });
+  assert.deepEqual(at(0.2), { picked: 805, lost: 33 });
+  assert.deepEqual(at(0.1), { picked: 884, lost: 46 });
   // Where 12's plan leaves SMs idle the margin is 20%: the plans it adds there measure well
   // ahead at the median, where the ones a 20% margin would add elsewhere barely do.
   assert.equal(SUBWAVE_GUARD_MARGIN, 0.2);
-  assert.deepEqual(at(0.3, true), { picked: 708, lost: 30 });
-  assert.deepEqual(at(0.2, true), { picked: 752, lost: 34 });
+  assert.deepEqual(at(0.3, true), { picked: 705, lost: 26 });
+  assert.deepEqual(at(0.2, true), { picked: 748, lost: 30 });
   assert.deepEqual(at(0.3, false), { picked: 42, lost: 2 });
   assert.deepEqual(at(0.2, false), { picked: 57, lost: 3 });
   const added = (subwave: boolean) =>
     pairs.filter((p) => p.subwave === subwave && p.predicted > 1.2 && p.predicted <= 1.3)
       .map((p) => p.measured).sort((a, b) => a - b);
   const median = (xs: number[]) => xs[xs.length >> 1];
-  assert.ok(median(added(true)) > 1.35 && added(true).length === 44, `${added(true)}`);
+  assert.ok(median(added(true)) > 1.35 && added(true).length === 43, `${added(true)}`);
   assert.ok(median(added(false)) < 1.15 && added(false).length === 15, `${added(false)}`);
 });
 

@@ -30,14 +30,12 @@
  *
  * Why 30%: the model is right about which of two plans is faster more often the larger the
  * difference it predicts. Over the saved H200 measurements (lab/time_model_fit.ts), comparing
- * plans measured in the same session at the same shape, of the 750 plans it predicts more than
- * 30% faster than 12's plan, 718 measured faster (the 37 of the short-K kernel's search all
- * did, 241 of the thin-tile search's 249, and 193 of the narrow-and-direct search's 203). Of the
- * 32 that did not:
- * - 10 are at the short-K and thin-M shapes: 64x64x8 tiles at M of 36 to 60 (2 to 3% slower
- *   than 12's 128x64x8), the matrix-vector plan at M = 60 (9 to 12% slower: its arithmetic at
- *   15 rows per workgroup is slower than the model reads it) and a 128x128x8 tile at
- *   1200x40x5000 (5% slower);
+ * plans measured in the same session at the same shape, of the 747 plans it predicts more than
+ * 30% faster than 12's plan, 719 measured faster (the 37 of the short-K kernel's search all
+ * did, 242 of the thin-tile search's 250, and 193 of the narrow-and-direct search's 203). Of the
+ * 28 that did not:
+ * - 6 are at the short-K and thin-M shapes: 64x64x8 tiles at M of 36 to 60 (2 to 3% slower
+ *   than 12's 128x64x8) and a 128x128x8 tile at 1200x40x5000 (5% slower);
  * - 8 are in the thin-tile search: unsplit 64x64x8 and 32x128x8 tiles at M of 32 to 64 (up to
  *   10% slower; never the pick there, where split plans are predicted faster still) and a
  *   3-slice plan at 112x700x9000 (3% slower);
@@ -45,8 +43,8 @@
  *   (2 to 19% slower; never the pick there) and a row-dot plan at 2000x4x30 (4% slower);
  * - 4 are in the first search, among them its 4-slice plans at 1024^3, where its times rise and
  *   fall with the slice count.
- * A lower margin adds few plans and a loss with every few: 32 plans and 3 losses at 25%, 59 and
- * 5 at 20%, 139 and 19 at 10% (tests/plans_test.ts recomputes these counts).
+ * A lower margin adds few plans and a loss with every few: 31 plans and 3 losses at 25%, 58 and
+ * 5 at 20%, 137 and 18 at 10% (tests/plans_test.ts recomputes these counts).
  *
  * Why 20% where 12's plan leaves SMs idle (its grid smaller than the SM count): there the gains
  * measured over 12's plan run ahead of the predicted ones. Of the 36 plans predicted 20 to 30%
@@ -193,6 +191,18 @@ export interface Candidate {
 
 /** Rows per workgroup of the matrix-vector plan: M in as few row blocks as fit in registers. */
 export const gemvRows = (m: number) => Math.ceil(m / Math.ceil(m / GEMV_MAX_ROWS));
+
+/**
+ * The row counts per workgroup the matrix-vector plan may take at M: the fewest (gemvRows), that
+ * rounded up to a multiple of 4, and 16, the rows past M masked. Each keeps the same row blocks,
+ * so B is read as often; they differ in how well the compiled kernel runs (the time model's share
+ * per row count: 16 rows with one masked ran twice as fast as 15 on the H200).
+ */
+export function gemvRowChoices(m: number): number[] {
+  const fewest = gemvRows(m);
+  return [...new Set([fewest, Math.min(4 * Math.ceil(fewest / 4), GEMV_MAX_ROWS), GEMV_MAX_ROWS])]
+    .filter((rows) => Math.ceil(m / rows) === Math.ceil(m / fewest));
+}
 
 type Schedule = Pick<GeneratedParams, "GROUP_M" | "AHEAD" | "LITERAL_BUFFER">;
 type Tile = Pick<GeneratedParams, "BM" | "BN" | "BK" | "TN">;
@@ -390,14 +400,16 @@ function directPlans(s: Shape, device: DeviceSummary): Params[] {
 /** The matrix-vector plans, for M up to GEMV_MAX_M. */
 function gemvPlans(s: Shape): Params[] {
   if (s.m > GEMV_MAX_M) return [];
-  return SLICE_COUNTS.filter((n) => n === 1 || s.k / n >= MIN_SLICE_K).map((slices) => ({
-    PLAN: PLAN_GEMV,
-    SLICES: slices,
-    BM: gemvRows(s.m),
-    BN: GEMV_COLUMNS,
-    BK: 4 * GEMV_K_LANES,
-    LOADS: gemvLoadsFor(s),
-  }));
+  return SLICE_COUNTS.filter((n) => n === 1 || s.k / n >= MIN_SLICE_K).flatMap((slices) =>
+    gemvRowChoices(s.m).map((rows) => ({
+      PLAN: PLAN_GEMV,
+      SLICES: slices,
+      BM: rows,
+      BN: GEMV_COLUMNS,
+      BK: 4 * GEMV_K_LANES,
+      LOADS: gemvLoadsFor(s),
+    }))
+  );
 }
 
 /**
@@ -514,8 +526,9 @@ export function shapeClass(s: Shape): string {
 
 /**
  * The saved winner for `s`'s class as it was measured, with the search's record; undefined when
- * there is none or it cannot run at `s` (a matrix-vector winner at M past GEMV_MAX_M; its rows
- * re-fit to this M would be another kernel, not the one measured; so would its other loads at a
+ * there is none or it cannot run at `s` (a matrix-vector winner at M past GEMV_MAX_M, or whose
+ * rows per workgroup are not among this M's choices: re-fit, it would be another kernel, not the
+ * one measured; so would its other loads at a
  * K or N of another alignment). At a shape other than its own, also undefined where it does not
  * launch (its grid; its workgroup memory already fit this device), where the planner offers no
  * plan of its kind (the range its kernel is written for), or where the model has no measured
@@ -527,7 +540,7 @@ function savedWinner(s: Shape, device: DeviceSummary) {
   if (!tuning || !won) return undefined;
   if (
     won.params.PLAN === PLAN_GEMV &&
-    (gemvRows(s.m) !== won.params.BM || gemvLoads(won.params) !== gemvLoadsFor(s))
+    (!gemvRowChoices(s.m).includes(won.params.BM) || gemvLoads(won.params) !== gemvLoadsFor(s))
   ) return undefined;
   const kind = planKind(won.params);
   if (

@@ -46,7 +46,9 @@
  * the small products, the rest kept. Those products take 5 to 15 us, where the fixed cost, read
  * at larger ones, is 15: the step was fit beside a fixed cost of their own (lab/time_model_fit.ts),
  * so the model ranks the plans of a small product by how they differ, and reads its time about
- * 10 us long. The model ranks plans well where
+ * 10 us long. The matrix-vector kernel, timed at every row count of 1 to 16 with both loads (one
+ * block of 8192 x 4096, 32 slices), fit a share for each row count and load width, the rest kept.
+ * The model ranks plans well where
  * they differ by a third or more, which is what the planner asks of it (plans.ts). Two of the
  * tiles' short-K shares sit at 1, the fit's cap: for those big tiles at short K the extra k tiles
  * charge more than was measured, and the share makes up the difference.
@@ -71,6 +73,7 @@ import { type GeneratedParams, invocations } from "../12_generated/generate.ts";
 import { generatedParams } from "../12_generated/step.ts";
 import { GEMV_COLUMNS, GEMV_K_LANES, GEMV_LANES } from "./gemv.ts";
 import {
+  gemvLoads,
   outerRows,
   PLAN_DIRECT,
   PLAN_GEMV,
@@ -117,9 +120,16 @@ export interface TimeModel {
   tripS: number;
   /**
    * Share of an SM's FMA peak the matrix-vector kernel's multiply-adds reach: past a few rows
-   * per workgroup its arithmetic, not B's bytes, is what takes the time.
+   * per workgroup its arithmetic, not B's bytes, is what takes the time. This one is for a row
+   * count gemvRowsEfficiency lacks.
    */
   gemvEfficiency: number;
+  /**
+   * The same share for each row count per workgroup and load width ("ROWS/LOADS"): the compiled
+   * kernel is not equally good at every row count (on the H200, 15 rows with vec4 loads took twice
+   * as long as 16, and 9 to 11 rows longer than 12).
+   */
+  gemvRowsEfficiency: Record<string, number>;
   /**
    * Share of an SM's FMA peak each tile configuration ("BMxBNxBK/TN") reaches in full waves of
    * long K, and the share for a configuration the table lacks.
@@ -160,6 +170,32 @@ export const H200_TIME_MODEL: TimeModel = {
   stripEfficiency: 0.587,
   tripS: 1.9e-6,
   gemvEfficiency: 0.199,
+  gemvRowsEfficiency: {
+    "5/4": 0.134,
+    "6/4": 0.169,
+    "7/4": 0.162,
+    "8/4": 0.156,
+    "9/4": 0.113,
+    "10/4": 0.135,
+    "11/4": 0.116,
+    "12/4": 0.264,
+    "13/4": 0.189,
+    "14/4": 0.206,
+    "15/4": 0.0756,
+    "16/4": 0.225,
+    "5/1": 0.156,
+    "6/1": 0.166,
+    "7/1": 0.178,
+    "8/1": 0.183,
+    "9/1": 0.148,
+    "10/1": 0.144,
+    "11/1": 0.189,
+    "12/1": 0.157,
+    "13/1": 0.144,
+    "14/1": 0.168,
+    "15/1": 0.167,
+    "16/1": 0.164,
+  },
   tileEfficiency: {
     "32x64x16/8": 0.244,
     "32x128x8/8": 0.498,
@@ -244,6 +280,13 @@ export function tileEfficiency(
   return short ** (1 - w) * long ** w;
 }
 
+/** A matrix-vector plan's key in gemvRowsEfficiency: "ROWS/LOADS". */
+export const gemvKey = (p: Params): string => `${p.BM}/${gemvLoads(p)}`;
+
+/** The FMA share of a matrix-vector plan's row count and loads (the table's, else the default). */
+export const gemvEfficiency = (p: Params, model: TimeModel = H200_TIME_MODEL): number =>
+  model.gemvRowsEfficiency[gemvKey(p)] ?? model.gemvEfficiency;
+
 /** A short-K configuration's key in its efficiency table: "BMxBN/KC". */
 export const shortkKey = (p: Params): string => `${p.BM}x${p.BN}/${p.BK}`;
 
@@ -259,7 +302,8 @@ export function shortkEfficiency(key: string, model: TimeModel = H200_TIME_MODEL
 /**
  * Whether the model's tables hold a measured share for the kernel configuration plan `p` runs: a
  * tile configuration's in tileEfficiency, a short-K configuration's in shortkKernelEfficiency (the
- * other kernels' rates are one constant each, fit or read from their loops). A configuration
+ * other kernels' rates are one constant each, or one per row count for the matrix-vector kernel,
+ * whose every row count was timed; fit or read from their loops). A configuration
  * without one is read at a default share, good for ordering a search, not for picking it.
  */
 export function measuredShare(p: Params, model: TimeModel = H200_TIME_MODEL): boolean {
@@ -410,7 +454,7 @@ function bandwidthKernelSeconds(s: Shape, plan: LaunchPlan, p: Params, c: Contex
       const flops = Math.ceil(w / c.dev.sms) * 2 * p.BM * GEMV_COLUMNS * sliceK;
       return Math.max(
         streamed(4 * (k * n * plan.grid[1] + s.m * k + s.m * n * plan.slices), r * trips, c),
-        flops / (c.model.gemvEfficiency * c.dev.smGflops * 1e9),
+        flops / (gemvEfficiency(p, c.model) * c.dev.smGflops * 1e9),
       );
     }
     case PLAN_ROWDOT: {
