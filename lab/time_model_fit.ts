@@ -363,8 +363,8 @@ export function fitH200(times: Measured[]): TimeModel {
   // cost is every plan's alike, so the step is fit on how direct's times differ from the others'.
   const direct = fitTimeModel(
     tiny,
-    { ...fourth, fixedS: 5e-6, directKStepS: 5e-9 },
-    ["fixedS", "directKStepS"],
+    { ...fourth, fixedS: 5e-6, directTripS: 5e-9 },
+    ["fixedS", "directTripS"],
     [],
   );
   // A share for each row count and load width of the matrix-vector kernel, each from the one
@@ -378,7 +378,7 @@ export function fitH200(times: Measured[]): TimeModel {
   );
   return {
     ...fourth,
-    directKStepS: direct.directKStepS,
+    directTripS: direct.directTripS,
     gemvRowsEfficiency: gemv.gemvRowsEfficiency,
   };
 }

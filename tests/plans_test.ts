@@ -113,6 +113,10 @@ const CASES: [Shape, Params][] = [
   [{ m: 150, k: 5, n: 1 }, direct(1)],
   [{ m: 3, k: 1, n: 130 }, direct(64)],
   [{ m: 67, k: 861, n: 30 }, direct(8)],
+  // Its loop's unrolled trips alone (K of 8 and 16), and one trip with a ragged rest (K = 13).
+  [{ m: 9, k: 8, n: 70 }, direct(64)],
+  [{ m: 20, k: 16, n: 3 }, direct(1)],
+  [{ m: 11, k: 13, n: 9 }, direct(8)],
 ];
 
 Deno.test("plans: the row-dot, dot, outer, short-K and direct kernels validate at odd sizes", async () => {
@@ -235,7 +239,7 @@ Deno.test("plans: the saved constants are the fit's (lab/time_model_fit.ts recom
     ...Object.keys(fit.shortKEfficiency),
     ...Object.keys(fit.shortkKernelEfficiency),
     ...thinKeys,
-    "directKStepS",
+    "directTripS",
     ...Object.keys(fit.gemvRowsEfficiency),
   ];
   assert.equal(Object.keys(fit.shortkKernelEfficiency).length, 18);

@@ -5,12 +5,17 @@
  * At a few thousand to a few million FLOPs every other plan's machinery (staged blocks and their
  * barriers, k lanes summed through workgroup memory, padding copies, a second dispatch for
  * slices) is a fixed cost larger than the arithmetic. Here each invocation computes one element
- * of C with a plain loop over K, as the naive kernel of step 02 does, and the workgroup's 64
+ * of C with a loop over K, as the naive kernel of step 02 does, and the workgroup's 64
  * invocations are laid over BM rows and BN columns of C so that a product with few columns
  * still gives each invocation an element: BN of 64 (one row per workgroup), 8 (8 x 8) or 1
  * (64 rows of one column). Within a warp the loads of B are consecutive columns of one row (or one
  * address), those of A one row per BN lanes. No workgroup memory, no barrier; an invocation past
  * the matrix returns at once.
+ *
+ * With so few invocations nothing hides a load's latency, so the loop's time is its trips, each
+ * waiting once for its loads: a trip takes DIRECT_K_UNROLL k, their 16 loads issued before the
+ * first multiply-add, and the last K % DIRECT_K_UNROLL k take one trip each (directTrips). The
+ * sum is added in k order either way.
  */
 import { cachedKernel, productInterface } from "../../lib/steps/wgsl.ts";
 
@@ -18,6 +23,13 @@ import { cachedKernel, productInterface } from "../../lib/steps/wgsl.ts";
 export const DIRECT_INVOCATIONS = 64;
 /** Columns of C per workgroup the kernel is written for (BM = 64 / BN rows). */
 export const DIRECT_WIDTHS = [64, 8, 1] as const;
+
+/** k per trip of the loop's main part (its loads issued together). */
+export const DIRECT_K_UNROLL = 8;
+
+/** Trips of an invocation's loop over K: the unrolled ones, then one per k left over. */
+export const directTrips = (k: number): number =>
+  Math.floor(k / DIRECT_K_UNROLL) + (k % DIRECT_K_UNROLL);
 
 /** Why a width cannot be generated (undefined when it can). */
 export function directInvalid(columns: number): string | undefined {
@@ -50,11 +62,27 @@ fn main(
   if (row >= dims.M || col >= dims.N) {
     return;
   }
+  let aRow = row * dims.K;
   var sum = 0.0;
-  for (var k = 0u; k < dims.K; k++) {
-    sum += A[row * dims.K + k] * B[k * dims.N + col];
+  var k = 0u;
+  for (; k + ${DIRECT_K_UNROLL - 1}u < dims.K; k += ${DIRECT_K_UNROLL}u) {
+${unrolled()}
+  }
+  for (; k < dims.K; k++) {
+    sum += A[aRow + k] * B[k * dims.N + col];
   }
   C[row * dims.ldc + col] = sum;
 }
 `;
+}
+
+/** One trip of the main loop: every load first, then the multiply-adds in k order. */
+function unrolled(): string {
+  const ks = Array.from({ length: DIRECT_K_UNROLL }, (_, j) => j);
+  const plus = (j: number) => (j ? ` + ${j}u` : "");
+  return [
+    ...ks.map((j) => `    let a${j} = A[aRow + k${plus(j)}];`),
+    ...ks.map((j) => `    let b${j} = B[${j ? `(k + ${j}u)` : "k"} * dims.N + col];`),
+    ...ks.map((j) => `    sum += a${j} * b${j};`),
+  ].join("\n");
 }

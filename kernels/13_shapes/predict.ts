@@ -93,7 +93,7 @@ import {
   rowdotTripK,
 } from "./rowdot.ts";
 import { OUTER_INVOCATIONS, OUTER_K_STEP, outerRegisters } from "./outer.ts";
-import { DIRECT_INVOCATIONS } from "./direct.ts";
+import { DIRECT_INVOCATIONS, directTrips } from "./direct.ts";
 import { SHORTK_INVOCATIONS, shortkRegisters, shortkStorageBytes } from "./shortk.ts";
 
 /**
@@ -150,10 +150,10 @@ export interface TimeModel {
   /** k's worth of work each trip of the short-K kernel adds (staging, its two waits). */
   shortkTripK: number;
   /**
-   * Seconds per k of the direct kernel's loop (one element of C per invocation): about the
-   * latency of a load, since each step's loads are waited for before its multiply-add.
+   * Seconds per trip of the direct kernel's loop (one element of C per invocation; directTrips):
+   * about the latency of a load, since each trip's loads are waited for before its multiply-adds.
    */
-  directKStepS: number;
+  directTripS: number;
 }
 
 /** The slices of K at and below which shortKEfficiency holds, and from which tileEfficiency does. */
@@ -258,7 +258,7 @@ export const H200_TIME_MODEL: TimeModel = {
     "128x32/32": 0.273,
   },
   shortkTripK: 3.77,
-  directKStepS: 1.62e-7,
+  directTripS: 1.62e-7,
 };
 
 /** What every product costs whatever its plan (the H200 fit's). */
@@ -500,7 +500,7 @@ function shortkSeconds(s: Shape, plan: LaunchPlan, p: Params, c: Context): numbe
 function directSeconds(s: Shape, plan: LaunchPlan, p: Params, c: Context): number {
   const w = gridSize(plan);
   return Math.max(
-    rounds(w, planResident(p), c.dev) * s.k * c.model.directKStepS,
+    rounds(w, planResident(p), c.dev) * directTrips(s.k) * c.model.directTripS,
     blockBytes(s, plan) / bandwidth(c),
   );
 }
