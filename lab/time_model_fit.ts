@@ -31,19 +31,22 @@
  *   (lab/runs/nvidia-h200-2026-11-26-gemv-rows-probe.json, lab/probe_small.ts). Its 32 times and
  *   the other sessions' matrix-vector times fit a share for each row count and load width, the
  *   rest kept;
- * - "narrow and direct": a plan search at 8 shapes of 40 to 120 columns with K of 64 to 500 and at
- *   12 products of at most 10^7 FLOP, chosen here, after the short-K kernel took its 64- and
- *   32-column widths and the direct kernel was written
- *   (lab/runs/nvidia-h200-2026-11-26-narrow-direct-calibration-plans.json). Its narrow short-K
- *   times at the first 8 fit those widths' shares; every plan's times at the small products fit
- *   the direct kernel's step, beside a fixed cost of their own (narrowAndDirect), the rest kept.
+ * - "narrow and direct": a plan search at 8 shapes of 40 to 120 columns with K of 64 to 500, chosen
+ *   here, after the short-K kernel took its 64- and 32-column widths
+ *   (lab/runs/nvidia-h200-2026-11-26-narrow-direct-calibration-plans.json; its 12 products of at
+ *   most 10^7 FLOP are left out: they timed a direct kernel since rewritten). Its narrow short-K
+ *   times fit those widths' shares, the rest kept;
+ * - "small products": a plan search at 14 products of at most 10^7 FLOP, chosen here, after the
+ *   direct kernel took 8 k per trip (lab/runs/nvidia-h200-2026-11-27-direct-calibration-plans.json,
+ *   every plan timed one submit per pass). Every plan's times there fit the direct kernel's trip,
+ *   beside a fixed cost of their own (narrowAndDirect), the rest kept.
  *
  * The fit (fitTimeModel): coordinate descent on the constants it refits and on rows of the
  * short-K tables, each moved by a factor while that lowers the sum over the times of a Huber loss
  * on log(predicted / measured) (squared up to a miss of 30%, linear past it, so a few odd times do
  * not steer it). fitH200 runs it six times: REFIT and the tiles' short-K shares on the first
  * four sessions, then the short-K kernel's constants on that session's short-K times, then the
- * thin tiles' shares on theirs, then the narrow widths' shares and the direct kernel's step, then
+ * thin tiles' shares on theirs, then the narrow widths' shares and the direct kernel's trip, then
  * the matrix-vector kernel's shares by row count.
  *
  *   deno run --allow-read lab/time_model_fit.ts     prints the fit and its errors
@@ -79,6 +82,7 @@ export interface Measured {
     | "short-K kernel"
     | "thin tiles"
     | "narrow and direct"
+    | "small products"
     | "gemv rows";
   shape: Shape;
   params: Params;
@@ -155,6 +159,10 @@ export async function savedTimes(): Promise<{ all: Measured[]; record12: Measure
     ...planTrials(
       await readJson("lab/runs/nvidia-h200-2026-11-26-narrow-direct-calibration-plans.json"),
       "narrow and direct",
+    ).filter((m) => flops(m.shape) > DIRECT_MAX_FLOPS),
+    ...planTrials(
+      await readJson("lab/runs/nvidia-h200-2026-11-27-direct-calibration-plans.json"),
+      "small products",
     ),
   );
   const sweep = await readJson("lab/runs/nvidia-h200-2026-11-26-gemv-rows-probe.json");
@@ -314,6 +322,7 @@ export function fitH200(times: Measured[]): TimeModel {
     "short-K kernel",
     "thin tiles",
     "narrow and direct",
+    "small products",
     "gemv rows",
   ];
   const first = fitTimeModel(
@@ -357,10 +366,10 @@ export function fitH200(times: Measured[]): TimeModel {
     [],
     ["shortkKernelEfficiency"],
   );
-  // The direct kernel's step, on every plan's times at the smallest products, with the fixed cost
-  // fit beside it for these times alone and then dropped: those products take 5 to 15 us, where
-  // the fixed cost read at larger ones (15 us) would leave the step nothing to explain. The fixed
-  // cost is every plan's alike, so the step is fit on how direct's times differ from the others'.
+  // The direct kernel's trip, on every plan's times at the smallest products, with the fixed cost
+  // fit beside it for these times alone and then dropped: those products take 5 to 56 us, where
+  // the fixed cost read at larger ones (15 us) would leave the trip nothing to explain. The fixed
+  // cost is every plan's alike, so the trip is fit on how direct's times differ from the others'.
   const direct = fitTimeModel(
     tiny,
     { ...fourth, fixedS: 5e-6, directTripS: 5e-9 },
@@ -368,10 +377,11 @@ export function fitH200(times: Measured[]): TimeModel {
     [],
   );
   // A share for each row count and load width of the matrix-vector kernel, each from the one
-  // share the first stage fit, on every matrix-vector time: the sweep of row counts at one shape
-  // and the searches' at 15 others (leave-one-shape-out, lab/NOTES.md).
+  // share the first stage fit, on every matrix-vector time above the smallest products (whose
+  // times are the fixed cost's): the sweep of row counts at one shape and the searches' at 10
+  // others (leave-one-shape-out, lab/NOTES.md).
   const gemv = fitTimeModel(
-    times.filter((m) => m.params.PLAN === PLAN_GEMV),
+    [...times.filter((m) => m.session === "gemv rows"), ...otherGemv(times)],
     fourth,
     [],
     ["gemvRowsEfficiency"],
@@ -383,22 +393,27 @@ export function fitH200(times: Measured[]): TimeModel {
   };
 }
 
+/** The matrix-vector times besides the row sweep's, above the smallest products. */
+export const otherGemv = (times: Measured[]): Measured[] =>
+  times.filter((m) =>
+    m.session !== "gemv rows" && m.params.PLAN === PLAN_GEMV && flops(m.shape) > DIRECT_MAX_FLOPS
+  );
+
 /** The short-K configurations `times` measured, each at the share a fit starts them from. */
 const startingShares = (times: Measured[]) =>
   Object.fromEntries(tableRows(times, "shortkKernelEfficiency").map((key) => [key, 0.5]));
 
 /**
- * The "narrow and direct" search's times: the narrow short-K plans at its few-columns shapes, and
- * every plan at its products of at most DIRECT_MAX_FLOPS.
+ * The narrow short-K plans' times at the "narrow and direct" search's few-columns shapes, and every
+ * plan's at the "small products" search's products of at most DIRECT_MAX_FLOPS.
  */
 export function narrowAndDirect(times: Measured[]): { narrow: Measured[]; tiny: Measured[] } {
-  const session = times.filter((m) => m.session === "narrow and direct");
-  const small = (m: Measured) => flops(m.shape) <= DIRECT_MAX_FLOPS;
   return {
-    narrow: session.filter((m) =>
-      !small(m) && m.params.PLAN === PLAN_SHORTK && m.params.BN < SHORTK_WIDTHS[0]
+    narrow: times.filter((m) =>
+      m.session === "narrow and direct" && m.params.PLAN === PLAN_SHORTK &&
+      m.params.BN < SHORTK_WIDTHS[0]
     ),
-    tiny: session.filter(small),
+    tiny: times.filter((m) => m.session === "small products"),
   };
 }
 
@@ -417,10 +432,7 @@ if (import.meta.main) {
     ["narrow short-K", narrow],
     ["smallest products'", tiny],
     ["matrix-vector row sweep's", all.filter((m) => m.session === "gemv rows")],
-    [
-      "other matrix-vector",
-      all.filter((m) => m.session !== "gemv rows" && m.params.PLAN === PLAN_GEMV),
-    ],
+    ["other matrix-vector", otherGemv(all)],
   ] as const;
   const report = (name: string, model: TimeModel) => {
     for (const [group, times] of groups) {
@@ -436,7 +448,7 @@ if (import.meta.main) {
   const fit = fitH200(all);
   report("this fit", fit);
   const { tileEfficiency, ...rest } = fit;
-  const gemvCheck = all.filter((m) => m.session !== "gemv rows" && m.params.PLAN === PLAN_GEMV);
+  const gemvCheck = otherGemv(all);
   console.log(
     `other matrix-vector times, one share for all row counts against one each: median miss ${
       (Math.exp(quantile(logErrors(gemvCheck, { ...fit, gemvRowsEfficiency: {} }), 0.5)) - 1)

@@ -17,8 +17,8 @@
  *   between 128 and 1024 it moves from one to the other;
  * - the short-K kernel: timed like a tile, each workgroup's whole K (in whole 4 k) plus a few k
  *   per trip of staging, at its configuration's share of the FMA peak;
- * - the direct kernel: K steps of its loop per round of the busiest SM's workgroups, or its
- *   bytes;
+ * - the direct kernel: the trips of its loop over K (directTrips) per round of the busiest SM's
+ *   workgroups, or its bytes;
  * - the matrix-vector kernel: B's bytes once per row block, its trips, or its multiply-adds at
  *   a share of the SM's FMA peak, whichever takes longest;
  * - the other bandwidth kernels (row-dot, outer, edge strips, copies, slice sum): the bytes at
@@ -39,17 +39,17 @@
  * times (within 7% at the median, 22% at the 90th percentile). A search at 13 shapes of 32 to 300
  * rows and K of 200 to 8192, after the planner took 32-row tiles for few rows, fit those two
  * tiles' shares to its 534 times, the rest kept (within 11% at the median, 38% at the 90th
- * percentile over all 534). A search at 8 shapes of 40 to 120 columns and K of 64 to 500, and 12
- * products of at most 10^7 FLOP, after the short-K kernel took 64- and 32-column widths and the
- * direct kernel was written, fit the narrow widths' shares to their 96 times there (within 12%
- * at the median, 39% at the 90th percentile) and the direct kernel's step to the 218 times of
- * the small products, the rest kept. Those products take 5 to 15 us, where the fixed cost, read
- * at larger ones, is 15: the step was fit beside a fixed cost of their own (lab/time_model_fit.ts),
- * so the model ranks the plans of a small product by how they differ, and reads its time about
- * 10 us long. The matrix-vector kernel, timed at every row count of 1 to 16 with both loads (one
- * block of 8192 x 4096, 32 slices), fit a share for each row count and load width, the rest kept.
- * The model ranks plans well where
- * they differ by a third or more, which is what the planner asks of it (plans.ts). Two of the
+ * percentile over all 534). A search at 8 shapes of 40 to 120 columns and K of 64 to 500, after
+ * the short-K kernel took 64- and 32-column widths, fit the narrow widths' shares to their 96
+ * times there (within 12% at the median, 39% at the 90th percentile), the rest kept. A search at
+ * 14 products of at most 10^7 FLOP, after the direct kernel took 8 k per trip, fit its trip to
+ * the 241 times there. Those products take 4.6 to 56 us, where the fixed cost, read at larger
+ * ones, is 15: the trip was fit beside a fixed cost of their own (lab/time_model_fit.ts), so the
+ * model ranks the plans of a small product by how they differ, and reads its time about 10 us
+ * long. The matrix-vector kernel, timed at every row count of 1 to 16 with both loads (one
+ * block of 8192 x 4096, 32 slices), fit a share for each row count and load width with the
+ * searches' matrix-vector times, the rest kept. The model ranks plans well where they differ by a
+ * third or more, which is what the planner asks of it (plans.ts). Two of the
  * tiles' short-K shares sit at 1, the fit's cap: for those big tiles at short K the extra k tiles
  * charge more than was measured, and the share makes up the difference.
  * On another GPU the per-SM rates scale with its FMA peak and the bytes with its bandwidth
@@ -258,7 +258,7 @@ export const H200_TIME_MODEL: TimeModel = {
     "128x32/32": 0.273,
   },
   shortkTripK: 3.77,
-  directTripS: 1.62e-7,
+  directTripS: 1.85e-7,
 };
 
 /** What every product costs whatever its plan (the H200 fit's). */
