@@ -32,7 +32,6 @@ import {
 } from "../kernels/13_shapes/plans.ts";
 import {
   PLAN_DIRECT,
-  PLAN_GEMV,
   PLAN_OUTER,
   PLAN_ROWDOT,
   PLAN_SHORTK,
