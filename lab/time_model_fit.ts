@@ -25,6 +25,11 @@
  *   (lab/runs/nvidia-h200-2026-11-26-thin-calibration-plans.json, rebuilt from the run's log by
  *   lab/plans_from_log.ts: the run reached its time limit at its 13th shape, before it saved). Its
  *   times fit the two thin tiles' shares, the rest kept;
+ * - "sub-wave": plan searches at 8 shapes where 12's plan leaves SMs idle (K of 600 to 3000, 200 to
+ *   1000 rows), chosen here after the eighth and ninth stops' draws found 12's plan slow at such
+ *   shapes (lab/runs/nvidia-h200-2026-11-27-subwave-plans.json and -subwave2-plans.json). Their
+ *   times join the first stage's, which since fits the saturation (saturationWarps) in place of a
+ *   partial-wave exponent for tiles;
  * - "gemv rows": the matrix-vector kernel at every row count of 1 to 16 per workgroup, each with
  *   vec4 and scalar loads, at one block of exactly that many rows (K = 8192 and N = 4096, 8195 and
  *   4099 for scalar loads; 32 slices), timed after the eighth stop's draw found 15 rows slow
@@ -45,7 +50,7 @@
  * short-K tables, each moved by a factor while that lowers the sum over the times of a Huber loss
  * on log(predicted / measured) (squared up to a miss of 30%, linear past it, so a few odd times do
  * not steer it). fitH200 runs it six times: REFIT and the tiles' short-K shares on the first
- * four sessions, then the short-K kernel's constants on that session's short-K times, then the
+ * four sessions and the sub-wave searches, then the short-K kernel's constants on that session's short-K times, then the
  * thin tiles' shares on theirs, then the narrow widths' shares and the direct kernel's trip, then
  * the matrix-vector kernel's shares by row count.
  *
@@ -83,6 +88,7 @@ export interface Measured {
     | "thin tiles"
     | "narrow and direct"
     | "small products"
+    | "sub-wave"
     | "gemv rows";
   shape: Shape;
   params: Params;
@@ -165,6 +171,11 @@ export async function savedTimes(): Promise<{ all: Measured[]; record12: Measure
       "small products",
     ),
   );
+  for (const file of ["subwave-plans", "subwave2-plans"]) {
+    all.push(
+      ...planTrials(await readJson(`lab/runs/nvidia-h200-2026-11-27-${file}.json`), "sub-wave"),
+    );
+  }
   const sweep = await readJson("lab/runs/nvidia-h200-2026-11-26-gemv-rows-probe.json");
   for (const row of sweep.rows) {
     if (row.question !== "gemv rows sweep" || !row.validated) continue;
@@ -207,7 +218,6 @@ export type Table =
   | "gemvRowsEfficiency";
 const UNIT: Scalar[] = [
   "overlap",
-  "partialWave",
   "dramEfficiency",
   "stripEfficiency",
   "gemvEfficiency",
@@ -300,7 +310,7 @@ export function fitTimeModel(
 }
 
 /** The constants this module's fit moves; the rest keep the first fit's values (the header). */
-export const REFIT: Scalar[] = ["fixedS", "kTiles", "overlap", "gemvEfficiency"];
+export const REFIT: Scalar[] = ["fixedS", "kTiles", "overlap", "saturationWarps", "gemvEfficiency"];
 /** The short-K kernel's constants, fit on its own search's times. */
 export const SHORTK_REFIT: Scalar[] = ["shortkTripK"];
 

@@ -206,21 +206,23 @@ Deno.test("plans: the time model's misses on the saved H200 times (predict.ts's 
   const thin = all.filter((m) => m.session === "thin tiles");
   const { narrow, tiny } = narrowAndDirect(all);
   const sweep = all.filter((m) => m.session === "gemv rows");
+  const subwave = all.filter((m) => m.session === "sub-wave");
   const gemv = otherGemv(all);
   assert.deepEqual(
     [first.length, short.length, kernel.length, thin.length, narrow.length, tiny.length],
     [322, 314, 66, 534, 96, 241],
   );
-  assert.deepEqual([sweep.length, gemv.length], [32, 66]);
+  assert.deepEqual([sweep.length, gemv.length, subwave.length], [32, 66, 179]);
   // One share per row count and load width: the sweep's times within 9% at the 90th percentile,
   // the other matrix-vector times within 11% at the median, where one share for all missed by 15%.
   assert.ok(miss(sweep, 0.9) < 0.09, `${miss(sweep, 0.9)}`);
   assert.ok(miss(gemv, 0.5) < 0.11 && miss(gemv, 0.9) < 0.67, `${miss(gemv, 0.5)}`);
-  assert.ok(miss(first, 0.5) < 0.08 && miss(first, 0.9) < 0.38, `${miss(first, 0.5)}`);
-  assert.ok(miss(short, 0.5) < 0.17 && miss(short, 0.9) < 0.67, `${miss(short, 0.5)}`);
-  assert.ok(miss(kernel, 0.5) < 0.08 && miss(kernel, 0.9) < 0.22, `${miss(kernel, 0.5)}`);
-  assert.ok(miss(thin, 0.5) < 0.11 && miss(thin, 0.9) < 0.39, `${miss(thin, 0.5)}`);
-  assert.ok(miss(narrow, 0.5) < 0.13 && miss(narrow, 0.9) < 0.40, `${miss(narrow, 0.5)}`);
+  assert.ok(miss(first, 0.5) < 0.11 && miss(first, 0.9) < 0.35, `${miss(first, 0.5)}`);
+  assert.ok(miss(short, 0.5) < 0.16 && miss(short, 0.9) < 0.47, `${miss(short, 0.5)}`);
+  assert.ok(miss(kernel, 0.5) < 0.08 && miss(kernel, 0.9) < 0.23, `${miss(kernel, 0.5)}`);
+  assert.ok(miss(thin, 0.5) < 0.10 && miss(thin, 0.9) < 0.36, `${miss(thin, 0.5)}`);
+  assert.ok(miss(narrow, 0.5) < 0.13 && miss(narrow, 0.9) < 0.43, `${miss(narrow, 0.5)}`);
+  assert.ok(miss(subwave, 0.5) < 0.07 && miss(subwave, 0.9) < 0.15, `${miss(subwave, 0.5)}`);
   // The smallest products take 5 to 15 us where the fixed cost alone reads 15: the model ranks
   // plans there by their differences, not their times.
   assert.ok(miss(tiny, 0.5) > 0.5, `${miss(tiny, 0.5)}`);
@@ -300,6 +302,7 @@ async function samePairs(): Promise<Pair[]> {
       "thin tiles",
       "narrow and direct",
       "small products",
+      "sub-wave",
     ]
   ) {
     const short = all.filter((m) => m.session === session);
@@ -321,24 +324,24 @@ Deno.test("plans: the guard's margin, recomputed from the saved H200 pairs (plan
     return { picked: picked.length, lost: picked.filter((p) => p.measured < 1).length };
   };
   assert.equal(GUARD_MARGIN, 0.3);
-  assert.deepEqual(at(0.3), { picked: 737, lost: 28 });
+  assert.deepEqual(at(0.3), { picked: 846, lost: 24 });
   // A lower margin adds few plans, and losses with them.
-  assert.deepEqual(at(0.25), { picked: 768, lost: 31 });
-  assert.deepEqual(at(0.2), { picked: 795, lost: 33 });
-  assert.deepEqual(at(0.1), { picked: 875, lost: 46 });
-  // Where 12's plan leaves SMs idle the margin is 20%: the plans it adds there measure well
-  // ahead at the median, where the ones a 20% margin would add elsewhere barely do.
+  assert.deepEqual(at(0.25), { picked: 883, lost: 30 });
+  assert.deepEqual(at(0.2), { picked: 926, lost: 36 });
+  assert.deepEqual(at(0.1), { picked: 1006, lost: 57 });
+  // Where 12's plan leaves SMs idle the margin is 20%: the plans it adds there measure ahead at
+  // the median (1.29 times 12's plan), the ones a 20% margin would add elsewhere less (1.15).
   assert.equal(SUBWAVE_GUARD_MARGIN, 0.2);
-  assert.deepEqual(at(0.3, true), { picked: 695, lost: 26 });
-  assert.deepEqual(at(0.2, true), { picked: 738, lost: 30 });
-  assert.deepEqual(at(0.3, false), { picked: 42, lost: 2 });
-  assert.deepEqual(at(0.2, false), { picked: 57, lost: 3 });
+  assert.deepEqual(at(0.3, true), { picked: 791, lost: 23 });
+  assert.deepEqual(at(0.2, true), { picked: 853, lost: 35 });
+  assert.deepEqual(at(0.3, false), { picked: 55, lost: 1 });
+  assert.deepEqual(at(0.2, false), { picked: 73, lost: 1 });
   const added = (subwave: boolean) =>
     pairs.filter((p) => p.subwave === subwave && p.predicted > 1.2 && p.predicted <= 1.3)
       .map((p) => p.measured).sort((a, b) => a - b);
   const median = (xs: number[]) => xs[xs.length >> 1];
-  assert.ok(median(added(true)) > 1.35 && added(true).length === 43, `${added(true)}`);
-  assert.ok(median(added(false)) < 1.15 && added(false).length === 15, `${added(false)}`);
+  assert.ok(median(added(true)) > 1.25 && added(true).length === 62, `${added(true)}`);
+  assert.ok(median(added(false)) <= 1.15 && added(false).length === 18, `${added(false)}`);
 });
 
 /** Shapes drawn log-uniform over 1..16384 per dimension, at most 2^28 elements per matrix. */
@@ -392,7 +395,10 @@ const DEGENERATE: [Shape, string[]][] = [
   [{ m: 8192, k: 8192, n: 8 }, ["row-dot"]],
   [{ m: 4096, k: 1, n: 4096 }, ["outer"]],
   [{ m: 8192, k: 4, n: 8192 }, ["outer"]],
-  [{ m: 16, k: 4096, n: 4096 }, ["matrix-vector"]],
+  [{ m: 12, k: 4096, n: 4096 }, ["matrix-vector"]],
+  // At 16 rows a split 32-row tile (half its rows past M) and the matrix-vector plan read B alike
+  // and the model reads them within 2% of each other.
+  [{ m: 16, k: 4096, n: 4096 }, ["matrix-vector", "split-K"]],
   [{ m: 999, k: 999, n: 999 }, ["split-K", "tiles"]],
 ];
 
@@ -419,7 +425,8 @@ Deno.test("plans: on the suite and on each kind of degenerate shape the pick is 
     if (!kinds.includes("tiles")) assert.equal(pick.from, "model", shapeLabel(s));
   }
   // A wide product where no plan is clearly faster than 12's keeps 12's.
-  assert.equal(pickPlan({ m: 512, k: 768, n: 3072 }, H200).from, "guard");
+  const wide = { m: 512, k: 768, n: 3072 };
+  assert.ok(samePlan(pickPlan(wide, H200).params, fallbackPlan(wide, H200)));
 });
 
 Deno.test("plans: predictPlanTime is a pure time in seconds", () => {

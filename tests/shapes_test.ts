@@ -149,9 +149,9 @@ Deno.test("shapes: the picker's rules on an H200 (132 SMs, no per-shape search s
   // The model's rules, whatever per-shape search is committed for the H200.
   const kindAt = (s: Shape) => modelPlan(s, H200).kind;
   assert.equal(kindAt({ m: 1, k: 4096, n: 4096 }), "matrix-vector");
-  assert.equal(kindAt({ m: 16, k: 4096, n: 4096 }), "matrix-vector");
+  assert.equal(kindAt({ m: 12, k: 4096, n: 4096 }), "matrix-vector");
   // vec4 loads where K and N allow them, scalar loads (no padded copy of B) where they do not.
-  assert.equal(modelPlan({ m: 16, k: 4096, n: 4096 }, H200).params.LOADS, 4);
+  assert.equal(modelPlan({ m: 12, k: 4096, n: 4096 }, H200).params.LOADS, 4);
   assert.equal(modelPlan({ m: 3, k: 13476, n: 14829 }, H200).params.LOADS, 1);
   assert.equal(kindAt({ m: 256, k: 65536, n: 256 }), "split-K");
   assert.equal(kindAt({ m: 4096, k: 4096, n: 4096 }), "tiles");

@@ -30,30 +30,27 @@
  *
  * Why 30%: the model is right about which of two plans is faster more often the larger the
  * difference it predicts. Over the saved H200 measurements (lab/time_model_fit.ts), comparing
- * plans measured in the same session at the same shape, of the 737 plans it predicts more than
- * 30% faster than 12's plan, 709 measured faster (the 37 of the short-K kernel's search all
- * did, 242 of the thin-tile search's 250, 77 of the narrow-columns search's 86 and 106 of the
- * small-products search's 107). Of the 28 that did not:
- * - 6 are at the short-K and thin-M shapes: 64x64x8 tiles at M of 36 to 60 (2 to 3% slower
- *   than 12's 128x64x8) and a 128x128x8 tile at 1200x40x5000 (5% slower);
- * - 8 are in the thin-tile search: unsplit 64x64x8 and 32x128x8 tiles at M of 32 to 64 (up to
- *   10% slower; never the pick there, where split plans are predicted faster still) and a
- *   3-slice plan at 112x700x9000 (3% slower);
- * - 9 are in the narrow-columns search: short-K plans at three shapes of 40 to 100 columns (2 to
- *   19% slower; never the pick there), and 1 in the small-products search: a row-dot plan at
- *   2000x4x30 (6% slower);
- * - 4 are in the first search, among them its 4-slice plans at 1024^3, where its times rise and
- *   fall with the slice count.
- * A lower margin adds few plans and a loss with every few: 31 plans and 3 losses at 25%, 58 and
- * 5 at 20%, 138 and 18 at 10% (tests/plans_test.ts recomputes these counts).
+ * plans measured in the same session at the same shape, of the 846 plans it predicts more than
+ * 30% faster than 12's plan, 822 measured faster (all 91 of the sub-wave searches', 240 of the
+ * thin-tile search's 242, 113 of the small-products search's 115, 100 of the narrow-columns
+ * search's 115). Of the 24 that did not:
+ * - 15 are in the narrow-columns search: short-K plans at four shapes of 40 to 120 columns (2 to
+ *   30% slower; the pick at none of them);
+ * - 2 each in the first search (its 4-slice plans at 1024^3, where its times rise and fall with
+ *   the slice count), the short-K kernel's (two short-K plans at 3000x130x333, up to 5% slower),
+ *   the thin-tile search's (32-row tiles at 100x200x16000, 1 and 23% slower) and the
+ *   small-products search's (a row-dot plan at 2000x4x30 and a short-K plan at 128^3, 6% and 1%
+ *   slower);
+ * - 1 is at the short-K shapes: a 128x128x8 tile at 1200x40x5000 (5% slower).
+ * A lower margin adds more plans and a loss with every few: 37 plans and 6 losses at 25%, 80 and
+ * 12 at 20%, 160 and 33 at 10% (tests/plans_test.ts recomputes these counts).
  *
  * Why 20% where 12's plan leaves SMs idle (its grid smaller than the SM count): there the gains
- * measured over 12's plan run ahead of the predicted ones. Of the 36 plans predicted 20 to 30%
- * faster there in the searches the margin was chosen on, 33 measured faster, by 1.49 times at
- * the median (the slowest 0.77 of 12's speed); of the 15 predicted so elsewhere, 1.12 times at
- * the median. The 36 come from 12 shapes, 19 of them from three (the median of the shapes'
- * medians is about 1.3). The narrow-columns and small-products searches, measured after the
- * margin was chosen, add 8 such plans: 7 measured faster (1.04 to 1.28 times), one 6% slower.
+ * measured over 12's plan run ahead of the predicted ones. When the margin was chosen, 33 of the
+ * 36 plans predicted 20 to 30% faster there measured faster, by 1.49 times at the median, against
+ * 1.12 for the 15 predicted so elsewhere. Over every saved search, with the model's constants now
+ * (refit after the sub-wave searches), 50 of the 62 plans predicted 20 to 30% faster there
+ * measured faster, by 1.29 times at the median; the 18 predicted so elsewhere, 1.15.
  *
  * Saved per-shape winners (lib/search.ts searchPlans, data/tuning/<device>/shapes.json) refine
  * the pick: the winner measured at shape S0 replaces the model's pick at a shape S of the same

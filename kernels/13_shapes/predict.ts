@@ -12,11 +12,13 @@
  *   2·BM·BN·(its K + kTiles·BK / R^overlap) FLOPs (the extra k tiles: its first loads and its
  *   stores, partly hidden behind the other workgroups on the SM) at the tile configuration's
  *   share of the SM's FMA peak, shared by the R workgroups of a full wave; a last wave of j < R
- *   runs faster per workgroup, taking R^b · j^(1 - b) workgroups' time. The share is measured
+ *   takes j workgroups' time, but never less than a few warps' worth (an SM holding fewer warps
+ *   cannot hide its loads' latency: saturationWarps). The share is measured
  *   twice: at long K, and at K of 128 and less, where a workgroup's loop is a few steps;
  *   between 128 and 1024 it moves from one to the other;
  * - the short-K kernel: timed like a tile, each workgroup's whole K (in whole 4 k) plus a few k
- *   per trip of staging, at its configuration's share of the FMA peak;
+ *   per trip of staging, at its configuration's share of the FMA peak, except that a last wave of
+ *   j < R runs faster per workgroup, taking R^b · j^(1 - b) workgroups' time (partialWave);
  * - the direct kernel: the trips of its loop over K (directTrips) per round of the busiest SM's
  *   workgroups, or its bytes;
  * - the matrix-vector kernel: B's bytes once per row block, its trips, or its multiply-adds at
@@ -27,31 +29,32 @@
  *   workgroups' trips.
  *
  * The constants are the H200's (H200_TIME_MODEL), fit by least squares on log time, large misses
- * damped, to 636 validated times saved from it (lab/time_model_fit.ts lists them and recomputes
- * the fit; tests/plans_test.ts checks it). The first fit took 322 of them: the per-shape plan
- * search at 14 shapes of 1 to 32768 rows, step 12's tile search at 4096 and the whole-ladder
- * record's steps 12 and 13 on the suite. Plan searches at 18 shapes of short K (24 to 256, large
- * outputs) and of M = 36 to 60 added 314 more; from them the fixed cost, the extra k tiles, the
- * overlap, the matrix-vector share and the short-K shares were fit again, the rest kept. The
- * model's time is within 8% of the measured one at the median over the first 322 (38% at the
- * 90th percentile) and within 17% over the other 314 (66%). A search at 11 shapes of K = 12 to
- * 500, after the short-K kernel was written, fit that kernel's shares and its trip to its 66
- * times (within 7% at the median, 22% at the 90th percentile). A search at 13 shapes of 32 to 300
- * rows and K of 200 to 8192, after the planner took 32-row tiles for few rows, fit those two
- * tiles' shares to its 534 times, the rest kept (within 11% at the median, 38% at the 90th
- * percentile over all 534). A search at 8 shapes of 40 to 120 columns and K of 64 to 500, after
- * the short-K kernel took 64- and 32-column widths, fit the narrow widths' shares to their 96
- * times there (within 12% at the median, 39% at the 90th percentile), the rest kept. A search at
- * 14 products of at most 10^7 FLOP, after the direct kernel took 8 k per trip, fit its trip to
- * the 241 times there. Those products take 4.6 to 56 us, where the fixed cost, read at larger
- * ones, is 15: the trip was fit beside a fixed cost of their own (lab/time_model_fit.ts), so the
- * model ranks the plans of a small product by how they differ, and reads its time about 10 us
- * long. The matrix-vector kernel, timed at every row count of 1 to 16 with both loads (one
- * block of 8192 x 4096, 32 slices), fit a share for each row count and load width with the
- * searches' matrix-vector times, the rest kept. The model ranks plans well where they differ by a
- * third or more, which is what the planner asks of it (plans.ts). Two of the
- * tiles' short-K shares sit at 1, the fit's cap: for those big tiles at short K the extra k tiles
- * charge more than was measured, and the share makes up the difference.
+ * damped, to the validated times saved from it (lab/time_model_fit.ts lists them and recomputes
+ * the fit; tests/plans_test.ts checks it). The first stage takes the per-shape plan search at 14
+ * shapes of 1 to 32768 rows, step 12's tile search at 4096, the whole-ladder record's steps 12 and
+ * 13 on the suite (322 times), plan searches at 18 shapes of short K (24 to 256, large outputs)
+ * and of M = 36 to 60 (314), and plan searches at 8 shapes where 12's plan leaves SMs idle (179):
+ * from them the fixed cost, the extra k tiles, the overlap, the saturation, the matrix-vector
+ * share and the tiles' short-K shares. The model's time is within 10% of the measured one at the
+ * median over the first 322 (34% at the 90th percentile), 16% over the next 314 (46%) and 6%
+ * over the 179 (15%). A search at 11 shapes of K = 12 to 500, after the short-K kernel was
+ * written, fit that kernel's shares and its trip to its 66 times (within 7% at the median, 23% at
+ * the 90th percentile). A search at 13 shapes of 32 to 300 rows and K of 200 to 8192, after the
+ * planner took 32-row tiles for few rows, fit those two tiles' shares to its 534 times, the rest
+ * kept (within 10% at the median, 35% at the 90th percentile over all 534). A search at 8 shapes
+ * of 40 to 120 columns and K of 64 to 500, after the short-K kernel took 64- and 32-column
+ * widths, fit the narrow widths' shares to their 96 times there (within 13% at the median, 42% at
+ * the 90th percentile), the rest kept. A search at 14 products of at most 10^7 FLOP, after the
+ * direct kernel took 8 k per trip, fit its trip to the 241 times there. Those products take 4.6
+ * to 56 us, where the fixed cost, read at larger ones, is 16: the trip was fit beside a fixed
+ * cost of their own (lab/time_model_fit.ts), so the model ranks the plans of a small product by
+ * how they differ, and reads its time about 10 us long. The matrix-vector kernel, timed at every
+ * row count of 1 to 16 with both loads (one block of 8192 x 4096, 32 slices), fit a share for
+ * each row count and load width with the searches' matrix-vector times, the rest kept. The
+ * model ranks plans well where they differ by a third or more, which is what the planner asks of
+ * it (plans.ts). One of the tiles' short-K shares sits at 1, the fit's cap, and another near it:
+ * for those big tiles at short K the extra k tiles charge more than was measured, and the share
+ * makes up the difference.
  * On another GPU the per-SM rates scale with its FMA peak and the bytes with its bandwidth
  * (the device table); the fixed cost and the trip are the H200's. The row-dot and outer kernels
  * were not measured for the fit: their times are this model's reading of their loops (the
@@ -110,7 +113,16 @@ export interface TimeModel {
    * resident workgroups (0: none hidden; 1: hidden in proportion to R).
    */
   overlap: number;
-  /** b: how much faster a workgroup runs in a partly filled last wave (0: none, 1: in proportion). */
+  /**
+   * Warps an SM must hold at once to reach a tile configuration's share: a partly filled last
+   * wave of j tile workgroups of w warps each takes as long as max(j, saturationWarps / w) of them
+   * (at most a full wave's R), so a lone small workgroup runs no faster than a few together would.
+   */
+  saturationWarps: number;
+  /**
+   * b: how much faster a short-K workgroup runs in a partly filled last wave (0: none, 1: in
+   * proportion): the wave of j takes R^b · j^(1 - b) workgroups' time.
+   */
   partialWave: number;
   /** Share of the spec sheet's DRAM bandwidth the kernels draw. */
   dramEfficiency: number;
@@ -162,44 +174,45 @@ export const LONG_K = 1024;
 
 /** The H200's fit. */
 export const H200_TIME_MODEL: TimeModel = {
-  fixedS: 15.2e-6,
-  kTiles: 9.43,
-  overlap: 0.343,
+  fixedS: 15.75e-6,
+  kTiles: 9.432,
+  overlap: 0.3281,
+  saturationWarps: 5.21,
   partialWave: 0.228,
   dramEfficiency: 0.927,
   stripEfficiency: 0.587,
   tripS: 1.9e-6,
-  gemvEfficiency: 0.199,
+  gemvEfficiency: 0.201,
   gemvRowsEfficiency: {
-    "5/4": 0.134,
-    "6/4": 0.169,
-    "7/4": 0.162,
-    "8/4": 0.156,
-    "9/4": 0.113,
-    "10/4": 0.135,
-    "11/4": 0.116,
-    "12/4": 0.264,
-    "13/4": 0.189,
-    "14/4": 0.206,
-    "15/4": 0.0756,
-    "16/4": 0.225,
-    "5/1": 0.156,
-    "6/1": 0.166,
-    "7/1": 0.178,
-    "8/1": 0.183,
-    "9/1": 0.148,
-    "10/1": 0.144,
-    "11/1": 0.189,
-    "12/1": 0.157,
-    "13/1": 0.144,
-    "14/1": 0.168,
-    "15/1": 0.167,
-    "16/1": 0.164,
+    "5/4": 0.1362,
+    "6/4": 0.1721,
+    "7/4": 0.1639,
+    "8/4": 0.1579,
+    "9/4": 0.1138,
+    "10/4": 0.1358,
+    "11/4": 0.117,
+    "12/4": 0.2664,
+    "13/4": 0.1907,
+    "14/4": 0.2072,
+    "15/4": 0.0757,
+    "16/4": 0.2267,
+    "5/1": 0.1579,
+    "6/1": 0.1675,
+    "7/1": 0.1798,
+    "8/1": 0.1844,
+    "9/1": 0.1494,
+    "10/1": 0.1452,
+    "11/1": 0.1907,
+    "12/1": 0.1574,
+    "13/1": 0.1448,
+    "14/1": 0.1685,
+    "15/1": 0.1685,
+    "16/1": 0.1649,
   },
   tileEfficiency: {
     "32x64x16/8": 0.244,
-    "32x128x8/8": 0.498,
-    "32x128x16/8": 0.541,
+    "32x128x8/8": 0.5343,
+    "32x128x16/8": 0.5961,
     "64x64x8/8": 0.622,
     "64x64x16/8": 0.371,
     "64x64x32/8": 0.177,
@@ -229,36 +242,36 @@ export const H200_TIME_MODEL: TimeModel = {
   },
   tileEfficiencyDefault: 0.622,
   shortKEfficiency: {
-    "128x128x16/8": 1,
-    "128x128x8/8": 0.841,
+    "128x128x16/8": 0.9877,
+    "128x128x8/8": 0.7981,
     "128x256x16/16": 1,
-    "128x64x8/8": 0.881,
-    "64x128x8/8": 0.588,
-    "64x256x8/16": 0.493,
-    "64x64x8/8": 0.597,
+    "128x64x8/8": 0.8816,
+    "64x128x8/8": 0.5936,
+    "64x256x8/16": 0.5107,
+    "64x64x8/8": 0.6336,
   },
   shortkKernelEfficiency: {
-    "32x128/16": 0.388,
-    "64x128/16": 0.541,
-    "128x128/16": 0.448,
-    "32x128/32": 0.285,
-    "64x128/32": 0.395,
-    "128x128/32": 0.366,
-    "32x64/16": 0.314,
-    "64x64/16": 0.393,
-    "128x64/16": 0.372,
-    "32x64/32": 0.347,
-    "64x64/32": 0.394,
-    "128x64/32": 0.371,
-    "32x32/16": 0.214,
-    "64x32/16": 0.303,
-    "128x32/16": 0.268,
-    "32x32/32": 0.249,
-    "64x32/32": 0.301,
-    "128x32/32": 0.273,
+    "32x128/16": 0.3681,
+    "64x128/16": 0.5174,
+    "128x128/16": 0.4254,
+    "32x128/32": 0.2771,
+    "64x128/32": 0.3855,
+    "128x128/32": 0.3559,
+    "32x64/16": 0.305,
+    "64x64/16": 0.38,
+    "128x64/16": 0.3557,
+    "32x64/32": 0.3472,
+    "64x64/32": 0.3917,
+    "128x64/32": 0.3649,
+    "32x32/16": 0.2065,
+    "64x32/16": 0.2938,
+    "128x32/16": 0.2573,
+    "32x32/32": 0.2485,
+    "64x32/32": 0.3001,
+    "128x32/32": 0.2688,
   },
-  shortkTripK: 3.77,
-  directTripS: 1.85e-7,
+  shortkTripK: 2.684,
+  directTripS: 1.877e-7,
 };
 
 /** What every product costs whatever its plan (the H200 fit's). */
@@ -391,14 +404,18 @@ const streamed = (bytes: number, trips: number, c: Context) =>
   Math.max(bytes / bandwidth(c), trips * c.model.tripS);
 
 /**
- * Workgroup-times of the busiest SM: its ceil(W / SMs) workgroups, R at once, a partly filled last
- * wave of j taking R^b · j^(1 - b) workgroups' time.
+ * Workgroup-times of the busiest SM: its ceil(W / SMs) workgroups, R at once, and `lastWave(j)` for a
+ * partly filled last wave of j.
  */
-function busiestSm(workgroups: number, resident: number, { dev, model }: Context): number {
+function busiestSm(
+  workgroups: number,
+  resident: number,
+  lastWave: (j: number) => number,
+  { dev }: Context,
+): number {
   const perSm = Math.ceil(workgroups / dev.sms);
   const full = Math.floor(perSm / resident), last = perSm - full * resident;
-  const b = model.partialWave;
-  return full * resident + (last ? resident ** b * last ** (1 - b) : 0);
+  return full * resident + (last ? lastWave(last) : 0);
 }
 
 /** The tile kernel's dispatch: the busiest SM's waves, or its compulsory bytes. */
@@ -412,7 +429,10 @@ function tileSeconds(plan: LaunchPlan, p: Params, c: Context): number {
   const overhead = model.kTiles * config.BK / resident ** model.overlap;
   const flops = 2 * config.BM * config.BN * (sliceK + overhead);
   const rate = tileEfficiency(config, sliceK, model) * dev.smGflops * 1e9;
-  const workgroupTimes = busiestSm(w, resident, c);
+  // A last wave of j: j workgroups' time, but at least saturationWarps' worth.
+  const warps = invocations(config) / 32;
+  const lastWave = (j: number) => Math.max(j, Math.min(resident, model.saturationWarps / warps));
+  const workgroupTimes = busiestSm(w, resident, lastWave, c);
   const { m, n } = plan.tiles, k = plan.padded.k;
   const bytes = 4 * (m * k + k * n + m * n * plan.slices);
   return Math.max((workgroupTimes * flops) / rate, bytes / bandwidth(c));
@@ -485,9 +505,10 @@ function shortkSeconds(s: Shape, plan: LaunchPlan, p: Params, c: Context): numbe
   if (w === 0) return 0;
   const trips = ceilDiv(s.k, p.BK);
   const flops = 2 * p.BM * p.BN * (4 * ceilDiv(s.k, 4) + c.model.shortkTripK * trips);
+  const resident = planResident(p), b = c.model.partialWave;
   const rate = shortkEfficiency(shortkKey(p), c.model) * c.dev.smGflops * 1e9;
   return Math.max(
-    busiestSm(w, planResident(p), c) * flops / rate,
+    busiestSm(w, resident, (j) => resident ** b * j ** (1 - b), c) * flops / rate,
     blockBytes(s, plan) / bandwidth(c),
   );
 }
