@@ -4,11 +4,12 @@
  * is validated against the float64 reference (runKernel) before it is timed. No shape here is one
  * of a held-out draw.
  *
- * 1. Timing at the smallest products. lib/timing.ts encodes many timestamped passes in one
- *    submit, each writing C after the one before; jax-js submits each product alone. At products
- *    of a few thousand FLOP our direct kernel took 5.2 to 6.9 us and jax-js 4.1 to 4.9. Each
- *    product here is timed both ways, with the same pass: by the bench's timer, and as one submit
- *    per pass (its timestamps into one query set, read back once); an empty pass too.
+ * 1. Timing at the smallest products. lib/timing.ts encoded many timestamped passes in one
+ *    submit, each writing C after the one before (until 2d044a5, which this probe's answer led to);
+ *    jax-js submits each product alone. At products of a few thousand FLOP our direct kernel took
+ *    5.2 to 6.9 us and jax-js 4.1 to 4.9. Each product here is timed by the bench's timer, all
+ *    passes in one submit, and one submit per pass (timestamps into one query set, read back
+ *    once); an empty pass too.
  * 2. The matrix-vector kernel at 15 rows per workgroup measured 2.1 to 2.9 times the model's time
  *    at 60x4096x4096, where 14 and 16 rows came within 17% of it. It is timed here at 15 rows and
  *    at 16 (the last row of each block masked), with vec4 and with scalar loads.
@@ -52,9 +53,14 @@ interface Row {
   plan: string;
   validated: boolean;
   relErr: number;
-  /** The bench's timer: many passes per submit. */
+  /**
+   * The bench's timer at the commit that ran the probe: many passes per submit before 2d044a5,
+   * one submit per timed pass since.
+   */
   benchMs?: number;
-  /** One submit per pass (question 1 only). */
+  /** All passes in one submit (questions 1 and 4; recorded since 2d044a5). */
+  sharedSubmitMs?: number;
+  /** One submit per pass (questions 1 and 4). */
   eachSubmitMs?: number;
   error?: string;
 }
@@ -73,11 +79,17 @@ const save = () =>
 const PASSES = quick ? 8 : 200;
 const ROUNDS = quick ? 2 : 6;
 
-/** GPU time of `encode`'s pass, one submit per pass: the median over the rounds after the first. */
-async function eachSubmitMs(encode: (pass: GPUComputePassEncoder) => void): Promise<number> {
+/**
+ * GPU time of `encode`'s pass, each pass in a submit of its own (`apart`) or all in one: the median
+ * over the rounds after the first.
+ */
+async function submitMs(
+  encode: (pass: GPUComputePassEncoder) => void,
+  apart: boolean,
+): Promise<number> {
   const samples: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
-    const times = await submitTimestamped(gpu, encode, PASSES, true);
+    const times = await submitTimestamped(gpu, encode, PASSES, apart);
     if (round > 0) samples.push(...times);
   }
   return median(samples);
@@ -106,7 +118,8 @@ async function probe(question: Row["question"], shape: Shape, params: Params, pe
       randomMatrix(shape.k, shape.n),
     );
     try {
-      row.eachSubmitMs = await eachSubmitMs((p) => problem.encode(p));
+      row.sharedSubmitMs = await submitMs((p) => problem.encode(p), false);
+      row.eachSubmitMs = await submitMs((p) => problem.encode(p), true);
     } finally {
       problem.destroy();
     }
@@ -117,7 +130,7 @@ async function probe(question: Row["question"], shape: Shape, params: Params, pe
   console.log(
     `${question.padEnd(9)} ${row.shape.padEnd(14)} ${plan.padEnd(60)} ` +
       `${row.validated ? "ok" : "FAILED"} bench ${us(row.benchMs)} us, ` +
-      `one submit a pass ${us(row.eachSubmitMs)} us`,
+      `one submit ${us(row.sharedSubmitMs)} us, one submit a pass ${us(row.eachSubmitMs)} us`,
   );
 }
 
@@ -126,7 +139,8 @@ async function probe(question: Row["question"], shape: Shape, params: Params, pe
 if (questions.has("timing")) {
   const empty = () => {};
   const bench = await timePasses(gpu, empty, { reps: quick ? 5 : 200 });
-  const each = await eachSubmitMs(empty);
+  const shared = await submitMs(empty, false);
+  const each = await submitMs(empty, true);
   rows.push({
     question: "timing",
     shape: "empty pass",
@@ -134,11 +148,12 @@ if (questions.has("timing")) {
     validated: true,
     relErr: 0,
     benchMs: bench.medianMs,
+    sharedSubmitMs: shared,
     eachSubmitMs: each,
   });
   console.log(
-    `timing    empty pass: bench ${(1e3 * bench.medianMs).toFixed(2)} us, ` +
-      `one submit a pass ${(1e3 * each).toFixed(2)} us`,
+    `timing    empty pass: bench ${(1e3 * bench.medianMs).toFixed(2)} us, one submit ` +
+      `${(1e3 * shared).toFixed(2)} us, one submit a pass ${(1e3 * each).toFixed(2)} us`,
   );
   const direct = (BN: number): Params => ({ PLAN: PLAN_DIRECT, SLICES: 1, BM: 64 / BN, BN });
   for (

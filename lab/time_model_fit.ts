@@ -49,10 +49,10 @@
  * The fit (fitTimeModel): coordinate descent on the constants it refits and on rows of the
  * short-K tables, each moved by a factor while that lowers the sum over the times of a Huber loss
  * on log(predicted / measured) (squared up to a miss of 30%, linear past it, so a few odd times do
- * not steer it). fitH200 runs it six times: REFIT and the tiles' short-K shares on the first
- * four sessions and the sub-wave searches, then the short-K kernel's constants on that session's short-K times, then the
- * thin tiles' shares on theirs, then the narrow widths' shares and the direct kernel's trip, then
- * the matrix-vector kernel's shares by row count.
+ * not steer it). fitH200 runs it six times: REFIT and the tiles' short-K shares on the first four
+ * sessions and the sub-wave searches, then the short-K kernel's constants on that session's
+ * short-K times, then the thin tiles' shares on theirs, then the narrow widths' shares, then the
+ * direct kernel's trip, then the matrix-vector kernel's shares by row count.
  *
  *   deno run --allow-read lab/time_model_fit.ts     prints the fit and its errors
  */
@@ -315,11 +315,12 @@ export const REFIT: Scalar[] = ["fixedS", "kTiles", "overlap", "saturationWarps"
 export const SHORTK_REFIT: Scalar[] = ["shortkTripK"];
 
 /**
- * The fit of H200_TIME_MODEL, from its constants with both short-K tables empty: REFIT and the
- * tiles' short-K shares on the first three sessions and "short K", then SHORTK_REFIT and the
- * short-K kernel's shares on that session's short-K times, then the thin tiles' shares on the
- * thin-tile search's times, then the narrow short-K widths' shares and the direct kernel's step
- * on the narrow-and-direct search's.
+ * The fit of H200_TIME_MODEL, from its constants with the short-K and matrix-vector tables empty,
+ * in six stages: REFIT and the tiles' short-K shares on the first three sessions, "short K" and
+ * "sub-wave"; SHORTK_REFIT and the short-K kernel's shares on that session's short-K times; the
+ * thin tiles' shares on the thin-tile search's times; the narrow short-K widths' shares on the
+ * narrow-columns search's; the direct kernel's trip on the small products'; and the
+ * matrix-vector shares by row count on the row sweep's and the other matrix-vector times.
  */
 export function fitH200(times: Measured[]): TimeModel {
   const empty = {

@@ -3,13 +3,15 @@
  * timestampWrites at its start and end, read back a batch at a time. Warm-up passes share a submit;
  * each timed pass has a submit of its own, as a library that submits every product alone (TF.js,
  * jax-js) is timed: a pass that follows another in the same command buffer waits, inside its
- * timestamps, for the barrier between the two writes of C (on an H200 about 0.7 us, a seventh of
- * the smallest products' time; the same either way at 256 and above, and for an empty pass).
+ * timestamps, for the barrier between the two writes of C (on an H200 about 0.7 us more per pass,
+ * a seventh of the smallest products' time; 3% at 256 and 1% at 1024; nothing for an empty pass).
  * Deno's queue sync (onSubmittedWorkDone / mapAsync) costs ~11 ms, so a wall clock around one
- * dispatch would time Deno; the timestamps time the kernel. The next submit is queued before the
- * previous one is read back, so the GPU never idles while Deno waits: a GPU that idles a large
- * share of the time lowers its clocks, and short kernels would then be timed at a clock that
- * depends on how long they are rather than on the kernel.
+ * dispatch would time Deno; the timestamps time the kernel. The next batch is queued before the
+ * previous one is read back, so the GPU never waits on a readback: a GPU that idles a large share
+ * of the time lowers its clocks, and short kernels would then be timed at a clock that depends on
+ * how long they are rather than on the kernel. (Within a batch of one-pass submits a kernel
+ * shorter than a submit leaves the GPU short gaps; the warm-up has raised the clocks by then, and
+ * a batch lasts milliseconds.)
  */
 import { type Gpu, orLost } from "./gpu.ts";
 
@@ -36,11 +38,11 @@ export interface TimingOptions {
 }
 
 /**
- * GPU time each submit aims at once the pass time is known: several times Deno's ~11 ms
- * readback, so that the submit queued behind it keeps the GPU busy meanwhile.
+ * GPU time each batch of passes aims at once the pass time is known: several times Deno's ~11 ms
+ * readback, so that the batch queued behind it keeps the GPU busy meanwhile.
  */
 const SUBMIT_MS = 40;
-/** Most passes per submit (two timestamps each; a query set holds at most 4096). */
+/** Most passes per batch (two timestamps each; a query set holds at most 4096). */
 const MAX_PASSES = 1024;
 /** Warm-up submits before the timer settles for what it has. */
 const MAX_WARM_SUBMITS = 24;
@@ -70,7 +72,7 @@ function repsFor(opts: TimingOptions, passMs: number): number {
     Math.max(5, Math.min(200, Math.round((opts.budgetMs ?? 400) / Math.max(passMs, 1e-3))));
 }
 
-/** Passes per submit for about `SUBMIT_MS` of GPU work at `passMs` each. */
+/** Passes per batch for about `SUBMIT_MS` of GPU work at `passMs` each. */
 function passesFor(passMs: number): number {
   return Math.max(1, Math.min(MAX_PASSES, Math.round(SUBMIT_MS / Math.max(passMs, 1e-3))));
 }
@@ -89,7 +91,7 @@ export function timePasses(
     : timeWithWallClock(gpu, encode, opts);
 }
 
-/** Passes submitted together (or, `apart`, one submit each), and their times once read back. */
+/** A batch of passes, submitted together (or, `apart`, one submit each), and their times. */
 interface Submit {
   passes: number;
   apart: boolean;
@@ -97,11 +99,11 @@ interface Submit {
 }
 
 /**
- * Warm up until the GPU has run at least `warmMs` of work and two consecutive submits agree
+ * Warm up until the GPU has run at least `warmMs` of work and two consecutive batches agree
  * within 3% (a GPU idle during validation drops its clocks and needs a few hundred ms of steady
  * work to boost again, so a fixed few passes of warm-up can leave it slow), then take
- * the timed samples. One submit is always queued behind the one being read back, so from the
- * first warm-up pass to the last timed one the GPU has work waiting.
+ * the timed samples. One batch is always queued behind the one being read back, so from the
+ * first warm-up pass to the last timed one no readback leaves the GPU without work.
  */
 async function timeWithTimestamps(
   gpu: Gpu,

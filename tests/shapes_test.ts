@@ -13,6 +13,7 @@ import type { Params } from "../lib/steps/spec.ts";
 import {
   candidates,
   fallbackPlan,
+  gemvRowChoices,
   gemvRows,
   modelPlan,
   pickPlan,
@@ -160,6 +161,13 @@ Deno.test("shapes: the picker's rules on an H200 (132 SMs, no per-shape search s
   const odd = modelPlan({ m: 1000, k: 3000, n: 777 }, H200).params;
   assert.ok(odd.BM * odd.BN < 128 * 256 || odd.SLICES > 1, JSON.stringify(odd));
   assert.equal(gemvRows(20), 10);
+  // Past 4 rows, the fewest rows, that rounded up to 4, and 16, all in as many row blocks.
+  assert.deepEqual(gemvRowChoices(3), [3]);
+  assert.deepEqual(gemvRowChoices(15), [15, 16]);
+  assert.deepEqual(gemvRowChoices(16), [16]);
+  assert.deepEqual(gemvRowChoices(17), [9, 12, 16]);
+  assert.deepEqual(gemvRowChoices(33), [11, 12, 16]);
+  assert.deepEqual(gemvRowChoices(60), [15, 16]);
   assert.equal(
     shapeClass({ m: 4097, k: 4097, n: 4097 }),
     shapeClass({ m: 4096, k: 4096, n: 4096 }),

@@ -13,8 +13,8 @@
  * the matrix returns at once.
  *
  * With so few invocations nothing hides a load's latency, so the loop's time is its trips, each
- * waiting once for its loads: a trip takes DIRECT_K_UNROLL k, their 16 loads issued before the
- * first multiply-add, and the last K % DIRECT_K_UNROLL k take one trip each (directTrips). The
+ * waiting once for its loads: a trip takes DIRECT_K_UNROLL k, their 2·DIRECT_K_UNROLL loads issued
+ * before the first multiply-add, and the last K % DIRECT_K_UNROLL k take one trip each (directTrips). The
  * sum is added in k order either way.
  */
 import { cachedKernel, productInterface } from "../../lib/steps/wgsl.ts";
@@ -25,7 +25,7 @@ export const DIRECT_INVOCATIONS = 64;
 export const DIRECT_WIDTHS = [64, 8, 1] as const;
 
 /** k per trip of the loop's main part (its loads issued together). */
-export const DIRECT_K_UNROLL = 8;
+const DIRECT_K_UNROLL = 8;
 
 /** Trips of an invocation's loop over K: the unrolled ones, then one per k left over. */
 export const directTrips = (k: number): number =>

@@ -46,11 +46,9 @@
  * 12 at 20%, 160 and 33 at 10% (tests/plans_test.ts recomputes these counts).
  *
  * Why 20% where 12's plan leaves SMs idle (its grid smaller than the SM count): there the gains
- * measured over 12's plan run ahead of the predicted ones. When the margin was chosen, 33 of the
- * 36 plans predicted 20 to 30% faster there measured faster, by 1.49 times at the median, against
- * 1.12 for the 15 predicted so elsewhere. Over every saved search, with the model's constants now
- * (refit after the sub-wave searches), 50 of the 62 plans predicted 20 to 30% faster there
- * measured faster, by 1.29 times at the median; the 18 predicted so elsewhere, 1.15.
+ * measured over 12's plan run ahead of the predicted ones. Over every saved search, 50 of the 62
+ * plans predicted 20 to 30% faster there measured faster, by 1.29 times at the median; the 18
+ * predicted so elsewhere, by 1.15.
  *
  * Saved per-shape winners (lib/search.ts searchPlans, data/tuning/<device>/shapes.json) refine
  * the pick: the winner measured at shape S0 replaces the model's pick at a shape S of the same
@@ -191,13 +189,15 @@ export interface Candidate {
 export const gemvRows = (m: number) => Math.ceil(m / Math.ceil(m / GEMV_MAX_ROWS));
 
 /**
- * The row counts per workgroup the matrix-vector plan may take at M: the fewest (gemvRows), that
- * rounded up to a multiple of 4, and 16, the rows past M masked. Each keeps the same row blocks,
- * so B is read as often; they differ in how well the compiled kernel runs (the time model's share
- * per row count: 16 rows with one masked ran twice as fast as 15 on the H200).
+ * The row counts per workgroup the matrix-vector plan may take at M: the fewest (gemvRows), and
+ * past 4 rows that rounded up to a multiple of 4, and 16, the rows past M masked. Each keeps the
+ * same row blocks, so B is read as often; they differ in how well the compiled kernel runs (the
+ * time model's share per row count: 16 rows with one masked ran twice as fast as 15 on the H200).
+ * Up to 4 rows the kernel is bound by B's bytes, so masked rows could only cost.
  */
 export function gemvRowChoices(m: number): number[] {
   const fewest = gemvRows(m);
+  if (fewest <= 4) return [fewest];
   return [...new Set([fewest, Math.min(4 * Math.ceil(fewest / 4), GEMV_MAX_ROWS), GEMV_MAX_ROWS])]
     .filter((rows) => Math.ceil(m / rows) === Math.ceil(m / fewest));
 }

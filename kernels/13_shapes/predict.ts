@@ -29,32 +29,30 @@
  *   workgroups' trips.
  *
  * The constants are the H200's (H200_TIME_MODEL), fit by least squares on log time, large misses
- * damped, to the validated times saved from it (lab/time_model_fit.ts lists them and recomputes
- * the fit; tests/plans_test.ts checks it). The first stage takes the per-shape plan search at 14
- * shapes of 1 to 32768 rows, step 12's tile search at 4096, the whole-ladder record's steps 12 and
- * 13 on the suite (322 times), plan searches at 18 shapes of short K (24 to 256, large outputs)
- * and of M = 36 to 60 (314), and plan searches at 8 shapes where 12's plan leaves SMs idle (179):
- * from them the fixed cost, the extra k tiles, the overlap, the saturation, the matrix-vector
- * share and the tiles' short-K shares. The model's time is within 10% of the measured one at the
- * median over the first 322 (34% at the 90th percentile), 16% over the next 314 (46%) and 6%
- * over the 179 (15%). A search at 11 shapes of K = 12 to 500, after the short-K kernel was
- * written, fit that kernel's shares and its trip to its 66 times (within 7% at the median, 23% at
- * the 90th percentile). A search at 13 shapes of 32 to 300 rows and K of 200 to 8192, after the
- * planner took 32-row tiles for few rows, fit those two tiles' shares to its 534 times, the rest
- * kept (within 10% at the median, 35% at the 90th percentile over all 534). A search at 8 shapes
- * of 40 to 120 columns and K of 64 to 500, after the short-K kernel took 64- and 32-column
- * widths, fit the narrow widths' shares to their 96 times there (within 13% at the median, 42% at
- * the 90th percentile), the rest kept. A search at 14 products of at most 10^7 FLOP, after the
- * direct kernel took 8 k per trip, fit its trip to the 241 times there. Those products take 4.6
- * to 56 us, where the fixed cost, read at larger ones, is 16: the trip was fit beside a fixed
- * cost of their own (lab/time_model_fit.ts), so the model ranks the plans of a small product by
- * how they differ, and reads its time about 10 us long. The matrix-vector kernel, timed at every
- * row count of 1 to 16 with both loads (one block of 8192 x 4096, 32 slices), fit a share for
- * each row count and load width with the searches' matrix-vector times, the rest kept. The
- * model ranks plans well where they differ by a third or more, which is what the planner asks of
- * it (plans.ts). One of the tiles' short-K shares sits at 1, the fit's cap, and another near it:
- * for those big tiles at short K the extra k tiles charge more than was measured, and the share
- * makes up the difference.
+ * damped, to the validated times saved from it (lab/time_model_fit.ts lists them and recomputes the
+ * fit; tests/plans_test.ts checks it). The first stage takes the per-shape plan search at 14 shapes
+ * of 1 to 32768 rows, step 12's tile search at 4096, the whole-ladder record's steps 12 and 13 on
+ * the suite (322 times), plan searches at 18 shapes of short K (24 to 256, large outputs) and of M
+ * = 36 to 60 (314), and plan searches at 8 shapes where 12's plan leaves SMs idle (179): from them
+ * the fixed cost, the extra k tiles, the overlap, the saturation, the matrix-vector share and the
+ * tiles' short-K shares. The model's time is within 10% of the measured one at the median over the
+ * first 322 (34% at the 90th percentile), 16% over the next 314 (46%) and 6% over the 179 (15%). A
+ * search at 11 shapes of K = 12 to 500 fit the short-K kernel's shares and its trip to its 66 times
+ * (within 7% at the median, 23% at the 90th percentile). A search at 13 shapes of 32 to 300 rows
+ * and K of 200 to 8192 fit the two 32-row tiles' shares to its 534 times, the rest kept (within 10%
+ * at the median, 35% at the 90th percentile over all 534). A search at 8 shapes of 40 to 120
+ * columns and K of 64 to 500 fit the short-K kernel's 64- and 32-column widths' shares to their 96
+ * times there (within 13% at the median, 42% at the 90th percentile), the rest kept. A search at 14
+ * products of at most 10^7 FLOP fit the direct kernel's trip to the 241 times there. Those products
+ * take 4.6 to 56 us, where the fixed cost, read at larger ones, is 16: the trip was fit beside a
+ * fixed cost of their own (lab/time_model_fit.ts), so the model ranks the plans of a small product
+ * by how they differ, and reads its time about 10 us long. The matrix-vector kernel, timed at every
+ * row count of 1 to 16 with both loads (one block of 8192 x 4096, 32 slices), fit a share for each
+ * row count of 5 to 16 and load width with the searches' matrix-vector times (1 to 4 rows, bound by
+ * B's bytes, keep the one share), the rest kept. The model ranks plans well where they differ by a
+ * third or more, which is what the planner asks of it (plans.ts). One of the tiles' short-K shares
+ * sits at 1, the fit's cap, and another near it: for those big tiles at short K the extra k tiles
+ * charge more than was measured, and the share makes up the difference.
  * On another GPU the per-SM rates scale with its FMA peak and the bytes with its bandwidth
  * (the device table); the fixed cost and the trip are the H200's. The row-dot and outer kernels
  * were not measured for the fit: their times are this model's reading of their loops (the
@@ -316,7 +314,7 @@ export function shortkEfficiency(key: string, model: TimeModel = H200_TIME_MODEL
  * Whether the model's tables hold a measured share for the kernel configuration plan `p` runs: a
  * tile configuration's in tileEfficiency, a short-K configuration's in shortkKernelEfficiency (the
  * other kernels' rates are one constant each, or one per row count for the matrix-vector kernel,
- * whose every row count was timed; fit or read from their loops). A configuration
+ * whose row counts were all timed; fit or read from their loops). A configuration
  * without one is read at a default share, good for ordering a search, not for picking it.
  */
 export function measuredShare(p: Params, model: TimeModel = H200_TIME_MODEL): boolean {
@@ -514,9 +512,9 @@ function shortkSeconds(s: Shape, plan: LaunchPlan, p: Params, c: Context): numbe
 }
 
 /**
- * The direct kernel's dispatch: each invocation's loop of K steps, the busiest SM's workgroups R at
- * a time, or its bytes (A once per column block, B once per row block, C once), whichever is
- * longer.
+ * The direct kernel's dispatch: the trips of each invocation's loop (directTrips), the busiest
+ * SM's workgroups R at a time, or its bytes (A once per column block, B once per row block, C
+ * once), whichever is longer.
  */
 function directSeconds(s: Shape, plan: LaunchPlan, p: Params, c: Context): number {
   const w = gridSize(plan);
