@@ -21,6 +21,7 @@ import { BoundProblem, kernelParams, prepareKernel, runKernel } from "../lib/run
 import { randomMatrix } from "../lib/matrix.ts";
 import { currentCommit } from "../lib/record.ts";
 import { timePasses } from "../lib/timing.ts";
+import { probeRecord } from "./probe_record.ts";
 
 const args = Deno.args;
 const outDir = args.includes("--out") ? args[args.indexOf("--out") + 1] : "/tmp/probe";
@@ -45,12 +46,11 @@ interface Row {
   params?: Params;
   error?: string;
 }
-const rows: Row[] = [];
-const save = () =>
-  Deno.writeTextFileSync(
-    `${outDir}/probe.json`,
-    JSON.stringify({ device: gpu.summary, started, commit, rows }, null, 1),
-  );
+const { rows, save } = probeRecord<Row>(`${outDir}/probe.json`, {
+  device: gpu.summary,
+  started,
+  commit,
+});
 
 const kernel = (name: string): KernelSpec => {
   const spec = findKernel(name);
@@ -385,13 +385,7 @@ if (args.includes("--odd")) {
 async function stepTimes(id: string, shape: Shape) {
   const spec = kernel(id);
   const prepared = await prepareKernel(gpu, spec, kernelParams(gpu, spec, undefined, shape));
-  const problem = await BoundProblem.create(
-    gpu,
-    prepared,
-    shape,
-    randomMatrix(shape.m, shape.k),
-    randomMatrix(shape.k, shape.n),
-  );
+  const problem = await BoundProblem.random(gpu, prepared, shape);
   console.log(`steps of ${id} at ${shapeLabel(shape)}: ${problem.dispatchLabels.join(", ")}`);
   for (const label of problem.dispatchLabels) {
     await passMs(`${id} ${shapeLabel(shape)} ${label} alone`, (p) => problem.encode(p, [label]));

@@ -25,13 +25,14 @@
  * a dry run on a software adapter. On the GPU host pass GEMM_COMMIT, as for the bench.
  */
 import { acquireGpu } from "../lib/gpu.ts";
-import { randomMatrix, type Shape, shapeLabel } from "../lib/matrix.ts";
+import { type Shape, shapeLabel } from "../lib/matrix.ts";
 import { currentCommit } from "../lib/record.ts";
 import { findKernel, type Params } from "../lib/registry.ts";
 import { BoundProblem, prepareKernel, runKernel } from "../lib/runner.ts";
 import { median, submitTimestamped, timePasses } from "../lib/timing.ts";
 import { PLAN_DIRECT, PLAN_GEMV } from "../kernels/13_shapes/launch.ts";
 import { fallbackPlan } from "../kernels/13_shapes/plans.ts";
+import { probeRecord } from "./probe_record.ts";
 
 const args = Deno.args;
 const outDir = args.includes("--out") ? args[args.indexOf("--out") + 1] : "/tmp/probe-small";
@@ -64,16 +65,11 @@ interface Row {
   eachSubmitMs?: number;
   error?: string;
 }
-const rows: Row[] = [];
-const save = () =>
-  Deno.writeTextFileSync(
-    `${outDir}/small.json`,
-    JSON.stringify(
-      { commit, device: gpu.summary, date: new Date().toISOString(), rows },
-      null,
-      1,
-    ),
-  );
+const { rows, save } = probeRecord<Row>(`${outDir}/small.json`, {
+  commit,
+  device: gpu.summary,
+  date: new Date().toISOString(),
+});
 
 /** Passes in each round of the one-submit-per-pass timing, and rounds (the first warms). */
 const PASSES = quick ? 8 : 200;
@@ -109,14 +105,7 @@ async function probe(question: Row["question"], shape: Shape, params: Params, pe
     error: checked.error,
   };
   if (checked.validated && perSubmit) {
-    const prepared = await prepareKernel(gpu, spec, params);
-    const problem = await BoundProblem.create(
-      gpu,
-      prepared,
-      shape,
-      randomMatrix(shape.m, shape.k),
-      randomMatrix(shape.k, shape.n),
-    );
+    const problem = await BoundProblem.random(gpu, await prepareKernel(gpu, spec, params), shape);
     try {
       row.sharedSubmitMs = await submitMs((p) => problem.encode(p), false);
       row.eachSubmitMs = await submitMs((p) => problem.encode(p), true);

@@ -58,6 +58,7 @@
  */
 import { namedDevice } from "../lib/gpu.ts";
 import { flops, type Shape } from "../lib/matrix.ts";
+import { parseShape } from "../lib/bench_args.ts";
 import type { Params } from "../lib/steps/spec.ts";
 import type { TuningRecord } from "../lib/tuning.ts";
 import { loadRecord } from "../lib/record.ts";
@@ -105,6 +106,18 @@ function planTrials(search: TuningRecord, session: Measured["session"]): Measure
     .map((t) => ({ session, shape: t.shape!, params: t.params, seconds: t.medianMs! / 1e3 }));
 }
 
+/** The plan searches in lab/runs/ (nvidia-h200-<file>-plans.json) and their sessions, in order. */
+const PLAN_SEARCHES: [string, Measured["session"]][] = [
+  ["2026-11-26-shortk-probe", "short K"],
+  ["2026-11-26-calibration", "short K"],
+  ["2026-11-26-shortk-kernel", "short-K kernel"],
+  ["2026-11-26-thin-calibration", "thin tiles"],
+  ["2026-11-26-narrow-direct-calibration", "narrow and direct"],
+  ["2026-11-27-direct-calibration", "small products"],
+  ["2026-11-27-subwave", "sub-wave"],
+  ["2026-11-27-subwave2", "sub-wave"],
+];
+
 /** The saved times the model is fit to (the module's header lists them), and 12's record rows. */
 export async function savedTimes(): Promise<{ all: Measured[]; record12: Measured[] }> {
   const all: Measured[] = planTrials(
@@ -144,44 +157,25 @@ export async function savedTimes(): Promise<{ all: Measured[]; record12: Measure
     all.push(m);
     if (r.kernel === "12_generated") record12.push(m);
   }
-  for (const file of ["shortk-probe-plans", "calibration-plans"]) {
+  for (const [file, session] of PLAN_SEARCHES) {
+    const trials = planTrials(await readJson(`lab/runs/nvidia-h200-${file}-plans.json`), session);
+    // The narrow-columns search's small products timed a direct kernel since rewritten.
     all.push(
-      ...planTrials(await readJson(`lab/runs/nvidia-h200-2026-11-26-${file}.json`), "short K"),
-    );
-  }
-  all.push(
-    ...planTrials(
-      await readJson("lab/runs/nvidia-h200-2026-11-26-shortk-kernel-plans.json"),
-      "short-K kernel",
-    ),
-  );
-  all.push(
-    ...planTrials(
-      await readJson("lab/runs/nvidia-h200-2026-11-26-thin-calibration-plans.json"),
-      "thin tiles",
-    ),
-  );
-  all.push(
-    ...planTrials(
-      await readJson("lab/runs/nvidia-h200-2026-11-26-narrow-direct-calibration-plans.json"),
-      "narrow and direct",
-    ).filter((m) => flops(m.shape) > DIRECT_MAX_FLOPS),
-    ...planTrials(
-      await readJson("lab/runs/nvidia-h200-2026-11-27-direct-calibration-plans.json"),
-      "small products",
-    ),
-  );
-  for (const file of ["subwave-plans", "subwave2-plans"]) {
-    all.push(
-      ...planTrials(await readJson(`lab/runs/nvidia-h200-2026-11-27-${file}.json`), "sub-wave"),
+      ...(session === "narrow and direct"
+        ? trials.filter((m) => flops(m.shape) > DIRECT_MAX_FLOPS)
+        : trials),
     );
   }
   const sweep = await readJson("lab/runs/nvidia-h200-2026-11-26-gemv-rows-probe.json");
   for (const row of sweep.rows) {
     if (row.question !== "gemv rows sweep" || !row.validated) continue;
-    const [m, k, n] = row.shape.split("x").map(Number);
     const params = JSON.parse(row.plan);
-    all.push({ session: "gemv rows", shape: { m, k, n }, params, seconds: row.benchMs / 1e3 });
+    all.push({
+      session: "gemv rows",
+      shape: parseShape(row.shape),
+      params,
+      seconds: row.benchMs / 1e3,
+    });
   }
   return { all, record12 };
 }

@@ -13,7 +13,7 @@ import {
   scoped,
   uploadBuffer,
 } from "./gpu.ts";
-import { checkOperands, checkShape, freshSeed, type Shape } from "./matrix.ts";
+import { checkOperands, checkShape, freshSeed, randomMatrix, type Shape } from "./matrix.ts";
 import { validateThenTime } from "./measure.ts";
 import type { KernelResult } from "./record.ts";
 import {
@@ -311,6 +311,17 @@ export class BoundProblem {
     const p = new BoundProblem(gpu, kernel, shape, plan);
     await p.bind(a, b);
     return p;
+  }
+
+  /** `create` with fresh random A and B: for timing a pass, where their values do not matter. */
+  static random(gpu: Gpu, kernel: PreparedKernel, shape: Shape): Promise<BoundProblem> {
+    return BoundProblem.create(
+      gpu,
+      kernel,
+      shape,
+      randomMatrix(shape.m, shape.k),
+      randomMatrix(shape.k, shape.n),
+    );
   }
 
   private get bytesPer() {

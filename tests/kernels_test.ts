@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { autotune } from "../lib/search.ts";
 import { spacePoints } from "../lib/steps/spec.ts";
 import { acquireGpu, type DeviceSummary, type Gpu, loadKernelSource } from "../lib/gpu.ts";
-import { flops, freshSeed, randomMatrix, rng, type Shape } from "../lib/matrix.ts";
+import { flops, freshSeed, rng, type Shape } from "../lib/matrix.ts";
 import { findKernel, KERNELS, type KernelSpec } from "../lib/registry.ts";
 import { edgePlan, STRIP_WIDTH } from "../lib/steps/launch.ts";
 import { tailShapes } from "../lib/steps/tails.ts";
@@ -310,12 +310,10 @@ Deno.test(
     }
     const spec = findKernel("bank_conflicts")!;
     const shape = { m: 129, k: 45, n: 131 };
-    const problem = await BoundProblem.create(
+    const problem = await BoundProblem.random(
       gpu,
       await prepareKernel(gpu, spec, kernelParams(gpu, spec, undefined, shape)),
       shape,
-      randomMatrix(shape.m, shape.k),
-      randomMatrix(shape.k, shape.n),
     );
     assert.deepEqual(problem.dispatchLabels, ["pad A", "pad B", "tiles", "edge strips"]);
     problem.destroy();

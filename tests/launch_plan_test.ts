@@ -15,7 +15,7 @@ import {
   STRIP_ROWS,
   STRIP_WIDTH,
 } from "../lib/steps/launch.ts";
-import { randomMatrix, type Shape } from "../lib/matrix.ts";
+import type { Shape } from "../lib/matrix.ts";
 import { findKernel, KERNELS } from "../lib/registry.ts";
 import { BoundProblem, kernelParams, prepareKernel } from "../lib/runner.ts";
 
@@ -121,13 +121,7 @@ Deno.test("runner: dispatches the plan's steps, in order", gpuTest, async () => 
   for (const [id, shape, expected, strips] of cases) {
     const spec = findKernel(id, KERNELS)!;
     const params = kernelParams(gpu, spec, undefined, shape);
-    const problem = await BoundProblem.create(
-      gpu,
-      await prepareKernel(gpu, spec, params),
-      shape,
-      randomMatrix(shape.m, shape.k),
-      randomMatrix(shape.k, shape.n),
-    );
+    const problem = await BoundProblem.random(gpu, await prepareKernel(gpu, spec, params), shape);
     try {
       assert.deepEqual(problem.dispatchLabels, expected, `${id} at ${JSON.stringify(shape)}`);
       assert.deepEqual(problem.edgeStrips, strips);

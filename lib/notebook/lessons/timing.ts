@@ -3,7 +3,7 @@
  * same small dispatch.
  */
 import type { Gpu } from "../../gpu.ts";
-import { randomMatrix, type Shape, shapeLabel } from "../../matrix.ts";
+import { type Shape, shapeLabel } from "../../matrix.ts";
 import { BoundProblem, prepareKernel } from "../../runner.ts";
 import { median, timePasses } from "../../timing.ts";
 import { fmt, showNote, showTable } from "../format.ts";
@@ -37,13 +37,7 @@ export async function measureSyncFloor(
 ): Promise<SyncFloor> {
   const shape = { m: n, k: n, n };
   const spec = kernel(step);
-  const problem = await BoundProblem.create(
-    gpu,
-    await prepareKernel(gpu, spec),
-    shape,
-    randomMatrix(n, n),
-    randomMatrix(n, n),
-  );
+  const problem = await BoundProblem.random(gpu, await prepareKernel(gpu, spec), shape);
   const { device } = gpu;
   const submit = async (dispatches: number) => {
     const enc = device.createCommandEncoder();
