@@ -27,6 +27,8 @@ import { generateWgsl } from "../kernels/12_generated/generate.ts";
 import { generatedParams } from "../kernels/12_generated/step.ts";
 import { searchPlans } from "../lib/search.ts";
 import { saveTuning } from "../lib/tuning.ts";
+import { scaledSuite } from "../lib/notebook/lessons/shapes.ts";
+import { SHAPE_SUITE } from "../lib/suite.ts";
 
 const spec = findKernel("shapes")!;
 const small = { BM: 64, BN: 64, BK: 16, TN: 8, GROUP_M: 2 };
@@ -240,4 +242,22 @@ Deno.test("shapes: the per-shape search keeps each shape's fastest plan, and the
   } finally {
     await Deno.remove(new URL(".", url), { recursive: true });
   }
+});
+
+Deno.test("shapes: the live suite keeps a dimension that is not a multiple of 4 off one", () => {
+  for (const by of [4, 32]) {
+    const scaled = scaledSuite(by);
+    assert.equal(scaled.length, SHAPE_SUITE.length);
+    SHAPE_SUITE.forEach((s, i) => {
+      for (const d of ["m", "k", "n"] as const) {
+        if (s[d] % 4 !== 0) assert.notEqual(scaled[i][d] % 4, 0, `${shapeLabel(s)} / ${by}: ${d}`);
+        if (s[d] <= 16 && d === "m") assert.equal(scaled[i].m, s.m);
+      }
+    });
+  }
+  assert.deepEqual(scaledSuite(4)[SHAPE_SUITE.findIndex((s) => s.m === 4097)], {
+    m: 1025,
+    k: 1025,
+    n: 1025,
+  });
 });

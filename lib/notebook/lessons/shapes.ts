@@ -114,10 +114,15 @@ export async function showCandidates(
 
 /**
  * The suite scaled down for an adapter: every dimension divided by `by` (at least 1), except M
- * of 16 or less, which is what makes a decode shape a matrix-vector product.
+ * of 16 or less, which is what makes a decode shape a matrix-vector product. A dimension that is
+ * not a multiple of 4 stays one (4097 / 4 gives 1025, not 1024): such sizes are in the suite for
+ * the edge paths they take (padding, edge strips), which a multiple of 4 would skip.
  */
 export function scaledSuite(by: number): Shape[] {
-  const d = (x: number) => Math.max(1, Math.round(x / by));
+  const d = (x: number) => {
+    const scaled = Math.max(1, Math.round(x / by));
+    return x % 4 !== 0 && scaled % 4 === 0 ? scaled + 1 : scaled;
+  };
   return SHAPE_SUITE.map((s) => ({ m: s.m <= 16 ? s.m : d(s.m), k: d(s.k), n: d(s.n) }));
 }
 
