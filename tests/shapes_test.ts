@@ -249,9 +249,10 @@ Deno.test("shapes: the live suite keeps a dimension that is not a multiple of 4 
     const scaled = scaledSuite(by);
     assert.equal(scaled.length, SHAPE_SUITE.length);
     SHAPE_SUITE.forEach((s, i) => {
+      // A decode shape keeps its few rows.
+      if (s.m <= 16) assert.equal(scaled[i].m, s.m);
       for (const d of ["m", "k", "n"] as const) {
         if (s[d] % 4 !== 0) assert.notEqual(scaled[i][d] % 4, 0, `${shapeLabel(s)} / ${by}: ${d}`);
-        if (s[d] <= 16 && d === "m") assert.equal(scaled[i].m, s.m);
       }
     });
   }
