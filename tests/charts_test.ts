@@ -15,7 +15,7 @@ import {
   type RunRecord,
   type TuningTrial,
 } from "../lib/record.ts";
-import { KERNELS } from "../lib/registry.ts";
+import { findKernel, KERNELS } from "../lib/registry.ts";
 import { runKernel } from "../lib/runner.ts";
 import { openTfjs } from "../lib/peers/tfjs.ts";
 import { assertPngNotBlank, decodePng } from "./png.ts";
@@ -167,8 +167,12 @@ Deno.test("roofline: roofs from measured ceilings, one point per kernel, peers m
     record.results.filter((r) => r.validated && r.n === n).map((r) => r.kernel),
   );
   const peers = gpuPeersAt(record, n).length;
-  // Kernel and peer points, plus a ridge diamond per roof (FP32, and f16 where measured).
-  const roofs = record.ceilings?.f16Gflops ? 2 : 1;
+  // Kernel and peer points, plus a ridge diamond per roof (FP32, and f16 where measured and an
+  // f16 kernel is on the chart).
+  const f16Point = record.results.some((r) =>
+    r.validated && r.n === n && findKernel(r.kernel)?.precision === "f16"
+  );
+  const roofs = record.ceilings?.f16Gflops && f16Point ? 2 : 1;
   assert.equal(countRole(svg, "point"), kernels.size + peers + roofs);
   assert.equal(countRole(svg, "line mark"), roofs, "one line per roof");
   assert.ok(svgTexts(svg).some((t) => t.startsWith("ridge ")));

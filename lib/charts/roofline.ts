@@ -188,13 +188,17 @@ function plotRun(
     measured([...record.results, ...gpuPeers]).some((r) => isSquare(r) && r.n === opts.n);
   const n = hasN ? opts.n : largestSquare(record.results) ?? largestSquare(gpuPeers);
   if (n === undefined) return undefined;
-  const label = opts.labels?.[index];
+  const label = opts.labels?.[index] ?? (runCount > 1 ? defaultRunLabel(record) : undefined);
   const source = runName(record, n, index, label, taken);
-  const ceil = record.ceilings;
   const points = [
-    ...kernelPoints(record, source, n, ceil),
-    ...peerPoints(gpuPeers, source, n, ceil),
+    ...kernelPoints(record, source, n, record.ceilings),
+    ...peerPoints(gpuPeers, source, n, record.ceilings),
   ];
+  // The f16 roof only where an f16 kernel sits under it: in an FP32 lesson it is a line the text
+  // never mentions.
+  const ceil = record.ceilings && !points.some((p) => p.precision === "f16")
+    ? { ...record.ceilings, f16Gflops: undefined }
+    : record.ceilings;
   const who = label ? `${source} (${record.device.description})` : source;
   const marker = runCount > 1 ? (index === 0 ? " (filled points)" : " (hollow points)") : "";
   const line = `${who}${marker}: commit ${shortCommit(record.commit)}, N = ${n}`;
@@ -221,6 +225,15 @@ function plotRun(
     line: `${line}, measured roofs ${roofsText(ceil, geometry, points)}`,
     warnings: aboveRoof(ceil, points),
   };
+}
+
+/**
+ * Beside another run, a notebook's own run (lib/notebook/recorded.ts notes it as "live notebook
+ * run") reads "your run" and a committed record "recorded run", each with its device.
+ */
+function defaultRunLabel(record: RunRecord): string {
+  const live = record.notes?.some((n) => n.startsWith("live notebook run"));
+  return live ? "your run" : "recorded run";
 }
 
 /**

@@ -301,3 +301,48 @@ function ceilingsNote(c: Ceilings | undefined): string {
   return ` (measured in that run: ${fmt(c.bandwidthGBs / 1000)} TB/s DRAM bandwidth, ` +
     `${fmt(c.fp32Gflops / 1000)} TFLOP/s FP32 peak)`;
 }
+
+/**
+ * The committed record's numbers for these kernels at every size and shape it measured them all
+ * at (M x K x N, in the record's order), with the last kernel's speedup over the first and
+ * cuBLAS's share beside each: the evidence a lesson cites from sizes other than its own.
+ */
+export async function showRecordedShapes(keys: string[]): Promise<void> {
+  const found = await recordedGpuRun(keys);
+  if (!found) return;
+  const { record, path } = found;
+  const ids = keys.map((k) => kernel(k).id);
+  const idOf = new Map(keys.map((k) => [kernel(k).name, kernel(k).id]));
+  const at = new Map<string, Map<string, number>>();
+  for (const r of measured(record.results)) {
+    const id = idOf.get(stepName(r.kernel));
+    if (!id) continue;
+    const shape = `${r.m} x ${r.k} x ${r.n}`;
+    if (!at.has(shape)) at.set(shape, new Map());
+    const best = at.get(shape)!;
+    best.set(id, Math.max(best.get(id) ?? 0, r.gflops!));
+  }
+  const first = ids[0], last = ids[ids.length - 1];
+  const rows: Cell[][] = [...at].filter(([, g]) => ids.every((id) => g.has(id))).map(
+    ([shape, g]) => {
+      const [m, k, n] = shape.split(" x ").map(Number);
+      return [
+        shape,
+        ...ids.map((id) => g.get(id)),
+        ...(ids.length > 1 ? [g.get(last)! / g.get(first)!] : []),
+        percentOf(g.get(last), referencePeer(record.peers, { m, k, n })),
+      ];
+    },
+  );
+  await showTable(
+    [
+      "M x K x N",
+      ...ids.map((id) => `${id} GFLOP/s`),
+      ...(ids.length > 1 ? [`x ${first}`] : []),
+      `${last} % of cuBLAS`,
+    ],
+    rows,
+    `Every size and shape in the recorded GPU run on ${record.device.description}, ` +
+      `${record.date.slice(0, 10)} (${path.replace(/^.*\/data\//, "data/")})`,
+  );
+}
