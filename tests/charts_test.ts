@@ -182,6 +182,11 @@ Deno.test("roofline: roofs from measured ceilings, one point per kernel, peers m
   const texts = svgTexts(both);
   assert.ok(texts.includes("recorded") && texts.includes("yours"));
   assert.equal(countRole(both, "line mark"), 2 * roofs, "its roofs for each run");
+  // Unlabelled, a notebook's own run reads "your run" beside the record's "recorded run".
+  const live = { ...record, notes: ["live notebook run"] };
+  const named = svgTexts(await chartSvg(rooflineChart([record, live])));
+  assert.ok(named.some((t) => t.startsWith("recorded run")), "recorded run named");
+  assert.ok(named.some((t) => t.startsWith("your run")), "your run named");
 });
 
 Deno.test("ceilings, ladder, bound, scaling, intensity, cpu, autotune: marks and axis titles", async () => {

@@ -6,8 +6,9 @@
  *
  *   deno run -A lab/screenshots/shoot.ts OUT_DIR 04_tiled 12_generated
  *
- * Writes OUT_DIR/<notebook>-{jupyterlab,site}-{diff,concept}.png and prints, per picture, the
- * computed text-align of the diff's code and whether the figure is an <img> that has loaded.
+ * Writes OUT_DIR/<notebook>-{jupyterlab,site}-{diff,concept}.png and prints, per viewer, the
+ * computed text-align of the diff's code and the concept figure's element, image type (an
+ * untrusted JupyterLab shows the PNG, never the SVG) and whether it loaded.
  */
 import { launchChromium, type Page, serveFolder } from "../../tests/browser.ts";
 
@@ -43,8 +44,9 @@ const DIFF =
 const FIGURE = `document.querySelector(".jp-OutputArea-output img, .output img, main img")`;
 const facts = `(() => { const d = ${DIFF}; const f = ${FIGURE};
   return { diffAlign: d ? getComputedStyle(d).textAlign : "no diff",
-    figure: f ? f.tagName + " " + (f.complete && f.naturalWidth > 0 ? "loaded" : "not loaded") +
-      " " + f.naturalWidth + "x" + f.naturalHeight : "no figure" }; })()`;
+    figure: f ? f.tagName + " " + f.src.slice(5, f.src.indexOf(";")) + " " +
+      (f.complete && f.naturalWidth > 0 ? "loaded" : "not loaded") + " " + f.naturalWidth + "x" +
+      f.naturalHeight : "no figure" }; })()`;
 
 async function jupyterLab(page: Page): Promise<() => Promise<void>> {
   const data = await Deno.makeTempDir({ prefix: "gemm-jupyter-data-" });
