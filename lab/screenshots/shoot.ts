@@ -23,8 +23,9 @@ const root = new URL("../..", import.meta.url).pathname;
 /** Scroll the element `selector` (the first whose text matches `text`) to the top; clip a shot. */
 async function shootElement(page: Page, find: string, path: string): Promise<void> {
   const box = await page.waitFor<{ x: number; y: number; w: number; h: number } | null>(
-    `(() => { const el = ${find}; if (!el) return null; el.scrollIntoView({ block: "start" });
+    `(() => { const el = ${find}; if (!el) return null; (el.closest(".jp-Cell") ?? el).scrollIntoView({ block: "start" });
       const r = el.getBoundingClientRect();
+      if (r.height === 0) return null; // not laid out yet (JupyterLab renders cells lazily)
       return { x: r.x, y: r.y + window.scrollY, w: r.width, h: Math.min(r.height, 700) }; })()`,
     60_000,
   );
@@ -37,11 +38,14 @@ async function shootElement(page: Page, find: string, path: string): Promise<voi
   await Deno.writeFile(path, Uint8Array.from(atob(data), (c) => c.charCodeAt(0)));
 }
 
-// What the checks read: the diff is the <pre> with numbered "+"/"-" lines; the concept figure
-// is the first image in an output.
-const DIFF =
-  `[...document.querySelectorAll("pre")].find((p) => /^ *\\d* +\\d+ [+-] /m.test(p.textContent ?? ""))`;
-const FIGURE = `document.querySelector(".jp-OutputArea-output img, .output img, main img")`;
+// What the checks read: the diff is the first <pre> with numbered "+"/"-" lines outside a folded
+// <details> (the whole diff is folded below it); the concept figure the first image in an output.
+// (JupyterLab keeps the notebooks opened before in hidden tabs.)
+const SHOWN = `(e) => !e.closest("details:not([open]), .lm-mod-hidden")`;
+const DIFF = `[...document.querySelectorAll("pre")].filter(${SHOWN})
+  .find((p) => /^ *\\d* +\\d+ [+-] /m.test(p.textContent ?? ""))`;
+const FIGURE = `[...document.querySelectorAll(".jp-OutputArea-output img, .output img, main img")]
+  .find(${SHOWN})`;
 const facts = `(() => { const d = ${DIFF}; const f = ${FIGURE};
   return { diffAlign: d ? getComputedStyle(d).textAlign : "no diff",
     figure: f ? f.tagName + " " + f.src.slice(5, f.src.indexOf(";")) + " " +
@@ -109,11 +113,8 @@ try {
     ];
     for (const [viewer, url] of places) {
       await page.open(url);
-      // JupyterLab renders cells lazily as they scroll into view: walk the notebook down once.
       if (viewer === "jupyterlab") {
         await page.waitFor(`document.querySelector(".jp-Notebook .jp-Cell")`, 90_000);
-        await page.eval(`(async () => { const s = document.querySelector(".jp-WindowedPanel-outer");
-          for (let i = 0; s && i < 60; i++) { s.scrollTop += 600; await new Promise((r) => setTimeout(r, 150)); } })()`);
       }
       await shootElement(page, DIFF, `${outDir}/${nb}-${viewer}-diff.png`);
       await shootElement(page, FIGURE, `${outDir}/${nb}-${viewer}-concept.png`);

@@ -21,12 +21,12 @@
  *   bound (an SM issues one instruction per clock per 32 FP32 lanes, four on Hopper) an upper one.
  * - Occupancy: workgroups resident per SM from workgroup memory, invocations, workgroup slots
  *   and registers (estimated: lib/model/loops.ts); it sets the slots the waves fill.
- * - Waves: the launch's workgroups over SMs x resident, and the last wave's fill (the plan
- *   picker's arithmetic). For the bound the model takes the busiest SM instead: W workgroups of
+ * - Waves: the launch's workgroups over SMs x resident, and the share of all the waves' slots
+ *   that hold work (the plan picker's arithmetic). For the bound the model takes the busiest SM instead: W workgroups of
  *   equal work over S SMs leave some SM with ceil(W / S) of them, however many it holds at once,
  *   so the launch takes at least that SM's time and reaches at most (W / S) / ceil(W / S) of
  *   the GPU's rate. The kernel's bound is the least throughput bound times that balance. (The
- *   last wave's fill is the same figure when the SMs hold their workgroups in whole waves, and
+ *   share of slots is the same figure when the SMs hold their workgroups in whole waves, and
  *   lower when few workgroups leave SMs with fewer than they could hold; those can still use the
  *   whole SM, so it is no bound.)
  */

@@ -112,7 +112,7 @@ const ROWS: Row[] = [
   { label: "resident invocations per SM", value: (m) => m.occupancy.invocations },
   { label: "workgroups", value: (m) => m.waves.workgroups },
   { label: "waves over the SMs", value: (m) => m.waves.waves },
-  { label: "last wave's fill (share of slots used)", value: (m) => m.waves.fill },
+  { label: "share of the waves' slots holding work", value: (m) => m.waves.fill },
   {
     label: "busiest SM's balance: (W / SMs) / ceil(W / SMs)",
     value: (m) => m.smBalance,
@@ -208,7 +208,7 @@ export interface ModelGap {
   binding: Limit;
   /** How the binding bound follows from the quantities. */
   why: string;
-  /** The busiest SM's balance the bound is multiplied by, and the last wave's fill. */
+  /** The busiest SM's balance the bound is multiplied by, and the share of the waves' slots used. */
   smBalance: number;
   waveFill: number;
   /** Every bound that holds, with measured / bound. */
