@@ -287,7 +287,8 @@ export interface HeldoutSummary {
   cublasMissing: Shape[];
   /** Geometric mean of (best of ours / cuBLAS) in speed. */
   geomean?: number;
-  large: { count: number; worst?: { shape: Shape; ratio: number } };
+  /** The large shapes: how many, their geometric mean of (ours / cuBLAS), the worst of them. */
+  large: { count: number; geomean?: number; worst?: { shape: Shape; ratio: number } };
   /** The median over the small shapes of (our time - cuBLAS's time), in microseconds. */
   small: { count: number; medianGapUs?: number };
   /**
@@ -339,6 +340,7 @@ export function heldoutSummary(rows: readonly ShapeSpeeds[]): HeldoutSummary {
     geomean: gm,
     large: {
       count: large.length,
+      geomean: geomean(large.map(ratioOf)),
       worst: worst && { shape: worst.shape, ratio: ratioOf(worst) },
     },
     small: { count: small.length, medianGapUs },

@@ -7,7 +7,7 @@
 import { sameShape, type Shape, shapeLabel, square } from "./matrix.ts";
 import { isGpuRun, type KernelResult, type PeerResult, type RunRecord } from "./record.ts";
 import { deviceSlug } from "./gpu.ts";
-import { findKernel } from "./registry.ts";
+import { findKernel, KERNELS } from "./registry.ts";
 import { referencePeer } from "./compare.ts";
 
 /**
@@ -33,6 +33,8 @@ export interface SuiteRow {
   /** The shapes step's GFLOP/s and the plan it ran. */
   step?: number;
   plan?: Record<string, number>;
+  /** The step it plans around (its general plan: one tuned tile per shape), where measured. */
+  general?: number;
   /** The fastest validated kernel of the ladder at this shape. */
   best?: { kernel: string; gflops: number };
   cublas?: number;
@@ -40,6 +42,19 @@ export interface SuiteRow {
   jaxjs?: number;
   /** The reference at this shape (lib/compare.ts: cuBLAS, else the fastest GPU peer). */
   reference?: { peer: string; gflops: number };
+}
+
+/**
+ * The id of the step a planning step plans around (`change.buildsOn`, else the ladder step before
+ * it): its general plan, one tuned tile per shape.
+ */
+function generalPlanOf(plannerId: string): string | undefined {
+  const planner = findKernel(plannerId);
+  const named = planner?.change?.buildsOn;
+  if (named) return findKernel(named)?.id;
+  const ladder = KERNELS.filter((k) => !k.demo);
+  const at = ladder.findIndex((k) => k.id === plannerId);
+  return at > 0 ? ladder[at - 1].id : undefined;
 }
 
 const speed = (r: KernelResult | PeerResult | undefined) =>
@@ -53,6 +68,7 @@ export function suiteRows(record: RunRecord, suite: readonly Shape[] = SHAPE_SUI
     const peers = record.peers.filter((p) => sameShape(p, shape));
     if (!results.length && !peers.length) continue;
     const step = results.find((r) => findKernel(r.kernel)?.planFor);
+    const general = step && generalPlanOf(step.kernel);
     const ref = referencePeer(peers, shape);
     const best = results.filter((r) => speed(r))
       .sort((a, b) => b.gflops! - a.gflops!)[0];
@@ -61,6 +77,7 @@ export function suiteRows(record: RunRecord, suite: readonly Shape[] = SHAPE_SUI
       label: shapeLabel(shape),
       step: speed(step),
       plan: step?.params,
+      general: speed(results.find((r) => r.kernel === general)),
       best: best ? { kernel: best.kernel, gflops: best.gflops! } : undefined,
       cublas: speed(peers.find((p) => p.peer === "cublas")),
       tfjs: speed(peers.find((p) => p.peer === "tfjs-webgpu")),

@@ -156,7 +156,11 @@ Deno.test("held-out summary: the bars' figures on a hand-made set", () => {
   assert.equal(s.count, 5);
   assert.equal(s.compared, 5);
   assert.ok(Math.abs(s.geomean! - 0.2 ** 0.2) < 1e-12);
-  assert.deepEqual(s.large, { count: 2, worst: { shape: rows[1].shape, ratio: 0.5 } });
+  assert.deepEqual(s.large, {
+    count: 2,
+    geomean: Math.sqrt(0.8 * 0.5),
+    worst: { shape: rows[1].shape, ratio: 0.5 },
+  });
   assert.equal(s.small.count, 3);
   assert.ok(Math.abs(s.small.medianGapUs! - 1) < 1e-9, `${s.small.medianGapUs}`);
   assert.deepEqual(s.bars, { shapes: false, geomean: false, worstLarge: false, smallGap: true });
