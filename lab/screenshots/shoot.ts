@@ -88,10 +88,15 @@ async function jupyterLab(page: Page): Promise<() => Promise<void>> {
     await new Promise((r) => setTimeout(r, 500));
   }
   (page as unknown as { base: string }).base = `http://127.0.0.1:${port}/lab/tree/notebooks`;
+  // Opening a notebook makes JupyterLab write a checkpoint folder beside it; the tests read
+  // every file under notebooks/, so one that was not there before goes again.
+  const checkpoints = `${root}notebooks/.ipynb_checkpoints`;
+  const hadCheckpoints = await Deno.stat(checkpoints).then(() => true, () => false);
   return async () => {
     server.kill("SIGTERM");
     await server.status;
     await Deno.remove(data, { recursive: true }).catch(() => {});
+    if (!hadCheckpoints) await Deno.remove(checkpoints, { recursive: true }).catch(() => {});
   };
 }
 

@@ -125,8 +125,10 @@ export function rooflineChart(
 ): VegaChart {
   const runs = Array.isArray(records) ? records : [records];
   const plots: RunPlot[] = [];
+  // Unlabelled runs beside a notebook's own run are named by role, not by device and date.
+  const withLiveRun = runs.length > 1 && runs.some(isNotebookRun);
   runs.forEach((record, i) => {
-    const plot = plotRun(record, i, runs.length, opts, plots.map((p) => p.source));
+    const plot = plotRun(record, i, runs.length, opts, plots.map((p) => p.source), withLiveRun);
     if (plot) plots.push(plot);
   });
   const points = plots.flatMap((p) => p.points);
@@ -173,7 +175,8 @@ export function rooflineChart(
 
 /**
  * One run's points, roofs and subtitle line; undefined when it measured no square size to plot.
- * `taken` holds the names of the runs before it.
+ * `taken` holds the names of the runs before it; `withLiveRun`, whether a notebook's own run is
+ * among them (then runs are named by role).
  */
 function plotRun(
   record: RunRecord,
@@ -181,6 +184,7 @@ function plotRun(
   runCount: number,
   opts: RooflineOptions,
   taken: string[],
+  withLiveRun: boolean,
 ): RunPlot | undefined {
   // CPU peers do not belong on a GPU roofline.
   const gpuPeers = measured(record.peers).filter((p) => !p.peer.startsWith("openblas"));
@@ -188,7 +192,7 @@ function plotRun(
     measured([...record.results, ...gpuPeers]).some((r) => isSquare(r) && r.n === opts.n);
   const n = hasN ? opts.n : largestSquare(record.results) ?? largestSquare(gpuPeers);
   if (n === undefined) return undefined;
-  const label = opts.labels?.[index] ?? (runCount > 1 ? defaultRunLabel(record) : undefined);
+  const label = opts.labels?.[index] ?? (withLiveRun ? runLabel(record) : undefined);
   const source = runName(record, n, index, label, taken);
   const points = [
     ...kernelPoints(record, source, n, record.ceilings),
@@ -227,14 +231,12 @@ function plotRun(
   };
 }
 
-/**
- * Beside another run, a notebook's own run (lib/notebook/recorded.ts notes it as "live notebook
- * run") reads "your run" and a committed record "recorded run", each with its device.
- */
-function defaultRunLabel(record: RunRecord): string {
-  const live = record.notes?.some((n) => n.startsWith("live notebook run"));
-  return live ? "your run" : "recorded run";
-}
+/** A notebook's own run: lib/notebook/recorded.ts notes it as "live notebook run". */
+const isNotebookRun = (record: RunRecord) =>
+  record.notes?.some((n) => n.startsWith("live notebook run")) ?? false;
+
+/** Beside a notebook's own run, that run reads "your run" and a record "recorded run". */
+const runLabel = (record: RunRecord) => isNotebookRun(record) ? "your run" : "recorded run";
 
 /**
  * A run's name in the legend and tooltips. Each run needs its own, or its points would be drawn
