@@ -22,7 +22,7 @@ import {
 } from "../record.ts";
 import { type Cell, fmt, showNote, showTable } from "./format.ts";
 import { percentOf, referencePeer } from "../compare.ts";
-import { square } from "../matrix.ts";
+import { type Shape, square } from "../matrix.ts";
 import { suiteCompanion } from "../suite.ts";
 import { findKernel, KERNELS, stepName } from "../registry.ts";
 import { kernel } from "./steps.ts";
@@ -309,37 +309,41 @@ function ceilingsNote(c: Ceilings | undefined): string {
  */
 export async function showRecordedShapes(keys: string[]): Promise<void> {
   const found = await recordedGpuRun(keys);
-  if (!found) return;
+  if (!found) {
+    await showNote(
+      "**No recorded GPU run yet.** Once a record from the GPU host is committed to `data/runs/`, " +
+        "this cell shows its numbers for these kernels at every size and shape it ran.",
+    );
+    return;
+  }
   const { record, path } = found;
   const ids = keys.map((k) => kernel(k).id);
   const idOf = new Map(keys.map((k) => [kernel(k).name, kernel(k).id]));
-  const at = new Map<string, Map<string, number>>();
+  // Each shape's fastest validated result per kernel, keyed by its label, in the record's order.
+  const at = new Map<string, { shape: Shape; gflops: Map<string, number> }>();
   for (const r of measured(record.results)) {
     const id = idOf.get(stepName(r.kernel));
     if (!id) continue;
-    const shape = `${r.m} x ${r.k} x ${r.n}`;
-    if (!at.has(shape)) at.set(shape, new Map());
-    const best = at.get(shape)!;
-    best.set(id, Math.max(best.get(id) ?? 0, r.gflops!));
+    const label = `${r.m} x ${r.k} x ${r.n}`;
+    const row = at.get(label) ?? { shape: { m: r.m, k: r.k, n: r.n }, gflops: new Map() };
+    row.gflops.set(id, Math.max(row.gflops.get(id) ?? 0, r.gflops!));
+    at.set(label, row);
   }
   const first = ids[0], last = ids[ids.length - 1];
-  const rows: Cell[][] = [...at].filter(([, g]) => ids.every((id) => g.has(id))).map(
-    ([shape, g]) => {
-      const [m, k, n] = shape.split(" x ").map(Number);
-      return [
-        shape,
-        ...ids.map((id) => g.get(id)),
-        ...(ids.length > 1 ? [g.get(last)! / g.get(first)!] : []),
-        percentOf(g.get(last), referencePeer(record.peers, { m, k, n })),
-      ];
-    },
+  const rows = [...at].filter(([, row]) => ids.every((id) => row.gflops.has(id))).map(
+    ([label, { shape, gflops }]): Cell[] => [
+      label,
+      ...ids.map((id) => gflops.get(id)),
+      ...(ids.length > 1 ? [gflops.get(last)! / gflops.get(first)!] : []),
+      percentOf(gflops.get(last), referencePeer(record.peers, shape)),
+    ],
   );
   await showTable(
     [
       "M x K x N",
       ...ids.map((id) => `${id} GFLOP/s`),
       ...(ids.length > 1 ? [`x ${first}`] : []),
-      `${last} % of cuBLAS`,
+      `${last} % of ${referencePeer(record.peers, square(RECORDED_SIZE))?.title ?? "cuBLAS"}`,
     ],
     rows,
     `Every size and shape in the recorded GPU run on ${record.device.description}, ` +
