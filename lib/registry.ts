@@ -73,3 +73,16 @@ export function findKernel(key: string, list: KernelSpec[] = KERNELS): KernelSpe
   if (/^\d+$/.test(k)) return list.find((s) => s.number === Number(k) && !s.demo);
   return list.find((s) => s.name === stepName(k));
 }
+
+/** The step a step's kernel builds on: the ladder's step before it, unless its `change` says. */
+export function previousStep(spec: KernelSpec): KernelSpec | undefined {
+  const named = spec.change?.buildsOn;
+  if (named) {
+    const built = findKernel(named);
+    if (!built) throw new Error(`${spec.name} builds on "${named}", which is not in the registry`);
+    return built;
+  }
+  const ladder = KERNELS.filter((k) => !k.demo);
+  const at = ladder.findIndex((k) => k.name === spec.name);
+  return at > 0 ? ladder[at - 1] : undefined;
+}

@@ -7,7 +7,7 @@
 import { sameShape, type Shape, shapeLabel, square } from "./matrix.ts";
 import { isGpuRun, type KernelResult, type PeerResult, type RunRecord } from "./record.ts";
 import { deviceSlug } from "./gpu.ts";
-import { findKernel, KERNELS } from "./registry.ts";
+import { findKernel, previousStep } from "./registry.ts";
 import { referencePeer } from "./compare.ts";
 
 /**
@@ -44,19 +44,6 @@ export interface SuiteRow {
   reference?: { peer: string; gflops: number };
 }
 
-/**
- * The id of the step a planning step plans around (`change.buildsOn`, else the ladder step before
- * it): its general plan, one tuned tile per shape.
- */
-function generalPlanOf(plannerId: string): string | undefined {
-  const planner = findKernel(plannerId);
-  const named = planner?.change?.buildsOn;
-  if (named) return findKernel(named)?.id;
-  const ladder = KERNELS.filter((k) => !k.demo);
-  const at = ladder.findIndex((k) => k.id === plannerId);
-  return at > 0 ? ladder[at - 1].id : undefined;
-}
-
 const speed = (r: KernelResult | PeerResult | undefined) =>
   r?.validated && r.gflops ? r.gflops : undefined;
 
@@ -68,7 +55,8 @@ export function suiteRows(record: RunRecord, suite: readonly Shape[] = SHAPE_SUI
     const peers = record.peers.filter((p) => sameShape(p, shape));
     if (!results.length && !peers.length) continue;
     const step = results.find((r) => findKernel(r.kernel)?.planFor);
-    const general = step && generalPlanOf(step.kernel);
+    // The step it plans around: its general plan, one tuned tile per shape.
+    const general = step && previousStep(findKernel(step.kernel)!)?.id;
     const ref = referencePeer(peers, shape);
     const best = results.filter((r) => speed(r))
       .sort((a, b) => b.gflops! - a.gflops!)[0];

@@ -52,7 +52,8 @@ const facts = `(() => { const d = ${DIFF}; const f = ${FIGURE};
       (f.complete && f.naturalWidth > 0 ? "loaded" : "not loaded") + " " + f.naturalWidth + "x" +
       f.naturalHeight : "no figure" }; })()`;
 
-async function jupyterLab(page: Page): Promise<() => Promise<void>> {
+/** JupyterLab on a free port with a fresh data folder: where its notebooks open, and a stop. */
+async function jupyterLab(): Promise<{ url: string; stop: () => Promise<void> }> {
   const data = await Deno.makeTempDir({ prefix: "gemm-jupyter-data-" });
   // The notebooks name Deno's kernel: without its spec JupyterLab would ask for one in a dialog.
   await Deno.mkdir(`${data}/kernels/deno`, { recursive: true });
@@ -87,16 +88,18 @@ async function jupyterLab(page: Page): Promise<() => Promise<void>> {
     } catch { /* not yet listening */ }
     await new Promise((r) => setTimeout(r, 500));
   }
-  (page as unknown as { base: string }).base = `http://127.0.0.1:${port}/lab/tree/notebooks`;
   // Opening a notebook makes JupyterLab write a checkpoint folder beside it; the tests read
   // every file under notebooks/, so one that was not there before goes again.
   const checkpoints = `${root}notebooks/.ipynb_checkpoints`;
   const hadCheckpoints = await Deno.stat(checkpoints).then(() => true, () => false);
-  return async () => {
-    server.kill("SIGTERM");
-    await server.status;
-    await Deno.remove(data, { recursive: true }).catch(() => {});
-    if (!hadCheckpoints) await Deno.remove(checkpoints, { recursive: true }).catch(() => {});
+  return {
+    url: `http://127.0.0.1:${port}/lab/tree/notebooks`,
+    async stop() {
+      server.kill("SIGTERM");
+      await server.status;
+      await Deno.remove(data, { recursive: true }).catch(() => {});
+      if (!hadCheckpoints) await Deno.remove(checkpoints, { recursive: true }).catch(() => {});
+    },
   };
 }
 
@@ -108,12 +111,12 @@ await page.send("Emulation.setDeviceMetricsOverride", {
   deviceScaleFactor: 1,
   mobile: false,
 });
-const stopLab = await jupyterLab(page);
+const lab = await jupyterLab();
 const site = serveFolder(`${root}site`);
 try {
   for (const nb of notebooks) {
     const places = [
-      ["jupyterlab", `${(page as unknown as { base: string }).base}/${nb}.ipynb`],
+      ["jupyterlab", `${lab.url}/${nb}.ipynb`],
       ["site", `${site.url}/${nb}.html`],
     ];
     for (const [viewer, url] of places) {
@@ -128,6 +131,6 @@ try {
   }
 } finally {
   await site.close();
-  await stopLab();
+  await lab.stop();
   await stop();
 }

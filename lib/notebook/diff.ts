@@ -4,7 +4,7 @@
  * runs, shown as a coloured unified diff with the whole new kernel one click away.
  */
 import { loadKernelSource } from "../gpu.ts";
-import { KERNELS, type KernelSpec, type Params } from "../registry.ts";
+import { type KernelSpec, type Params, previousStep } from "../registry.ts";
 import { escapeHtml, paramsLabel } from "./format.ts";
 import { showBundle } from "./jupyter.ts";
 import { kernel } from "./steps.ts";
@@ -185,15 +185,6 @@ export interface ChangeSources {
   to: KernelText;
   /** What the reader should know about the pair, when it is not simply "the step before". */
   note?: string;
-}
-
-/** The step a step's kernel builds on: the ladder's step before it, unless its `change` says. */
-export function previousStep(spec: KernelSpec): KernelSpec | undefined {
-  const named = spec.change?.buildsOn;
-  if (named) return kernel(named);
-  const ladder = KERNELS.filter((k) => !k.demo);
-  const at = ladder.findIndex((k) => k.name === spec.name);
-  return at > 0 ? ladder[at - 1] : undefined;
 }
 
 /** A kernel's text: its file as it is, or its generator's output for these parameters. */

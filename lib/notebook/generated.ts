@@ -14,7 +14,7 @@ import {
 import { escapeHtml, showTable } from "./format.ts";
 import { showBundle } from "./jupyter.ts";
 import { kernel } from "./steps.ts";
-import { previousStep } from "./diff.ts";
+import { previousStep } from "../registry.ts";
 
 /** A titled block of code, as Markdown, HTML and plain text. */
 export async function showCode(title: string, code: string, language = "wgsl"): Promise<void> {

@@ -12,7 +12,7 @@ import { type KernelSpec, type Params, stepName } from "../registry.ts";
 import { type Cell, escapeHtml, fmt, paramsLabel, showNote, tableBundle } from "./format.ts";
 import { showBundle } from "./jupyter.ts";
 import { kernel } from "./steps.ts";
-import { newestGpuRun, RECORDED_SIZE } from "./recorded.ts";
+import { dataPath, newestGpuRun, RECORDED_SIZE } from "./recorded.ts";
 
 /** The parameters a kernel runs with on `device` at `shape`, without an adapter at hand. */
 function paramsFor(spec: KernelSpec, shape: Shape, device: DeviceSummary): Params {
@@ -269,7 +269,7 @@ export async function showModelGap(step: string, shape: Shape = square(RECORDED_
     .map((b) => `${b.limit} ${fmt(b.gflops)} (${fmt(100 * b.ratio)}% reached)`).join(", ");
   const modeled = g.modeledForAnother ? " (modeled for the H200)" : "";
   await showNote(
-    `On the **${record.device.description}** (${path.replace(/^.*\/data\//, "data/")}), ` +
+    `On the **${record.device.description}** (${dataPath(path)}), ` +
       `\`${g.kernel}\` at ${shapeLabel(shape)} ran at **${fmt(g.measuredGflops)} GFLOP/s**: ` +
       `**${fmt(100 * g.ratio)}%** of the model's bound of ${fmt(g.boundGflops)} GFLOP/s` +
       `${modeled}, set by ${g.binding} (${g.why}) times ${fmt(g.smBalance)}, the share of the ` +

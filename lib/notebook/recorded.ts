@@ -276,7 +276,7 @@ export async function showRecorded(
     }
   }
   const where = `${record.device.description}, ${record.date.slice(0, 10)}, commit ` +
-    `${record.commit.slice(0, 7)} (${path.replace(/^.*\/data\//, "data/")})${found.note ?? ""}`;
+    `${record.commit.slice(0, 7)} (${dataPath(path)})${found.note ?? ""}`;
   if (!recAt.size) {
     await showNote(`The newest GPU record (${where}) has no result for ${ids.join(", ")} yet.`);
   }
@@ -294,6 +294,9 @@ export async function showRecorded(
       "this adapter",
   );
 }
+
+/** A record's path as captions print it: from `data/` on. */
+export const dataPath = (path: string): string => path.replace(/^.*\/data\//, "data/");
 
 /** The record's measured ceilings, for a caption: the numbers the lessons' bounds start from. */
 function ceilingsNote(c: Ceilings | undefined): string {
@@ -347,6 +350,6 @@ export async function showRecordedShapes(keys: string[]): Promise<void> {
     ],
     rows,
     `Every size and shape in the recorded GPU run on ${record.device.description}, ` +
-      `${record.date.slice(0, 10)} (${path.replace(/^.*\/data\//, "data/")})`,
+      `${record.date.slice(0, 10)} (${dataPath(path)})`,
   );
 }

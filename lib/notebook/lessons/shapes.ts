@@ -9,7 +9,7 @@ import { SHAPE_SUITE } from "../../suite.ts";
 import { sameShape, type Shape, shapeLabel } from "../../matrix.ts";
 import type { KernelResult, PeerResult, RunRecord } from "../../record.ts";
 import { runKernel } from "../../runner.ts";
-import { findKernel, type Params } from "../../registry.ts";
+import { findKernel, type Params, previousStep } from "../../registry.ts";
 import { geomean, ratio } from "../../compare.ts";
 import { suiteRows } from "../../suite.ts";
 import {
@@ -35,8 +35,7 @@ import { deviceModel, waves } from "../../model/device.ts";
 import { STEP_TRANSFORMS } from "../../../kernels/12_generated/generate.ts";
 import { type Cell, fmt, showNote, showTable } from "../format.ts";
 import { kernel } from "../steps.ts";
-import { previousStep } from "../diff.ts";
-import { newestGpuRun, suiteSource } from "../recorded.ts";
+import { dataPath, newestGpuRun, suiteSource } from "../recorded.ts";
 import type { Session } from "../session.ts";
 import { MODEL_DEVICE } from "../../model/device.ts";
 
@@ -238,7 +237,7 @@ export async function showRecordedSuite(): Promise<
       ["geometric mean", "", "", "", "", "", "", geomean(stepRatios), geomean(bestRatios)],
     ],
     `Recorded: ${found.record.device.description}, ${found.record.date.slice(0, 10)}, ` +
-      `commit ${found.record.commit.slice(0, 7)} (${found.path.replace(/^.*\/data\//, "data/")})`,
+      `commit ${found.record.commit.slice(0, 7)} (${dataPath(found.path)})`,
   );
   return found;
 }
