@@ -54,6 +54,7 @@ export const step: KernelSpec = {
     points: [[0, 0, 0], [1, 0, 0], [1, 1, 0], [1, 1, 1]].map(
       ([UNROLL, NESTED, LITERAL_BUFFER]) => ({ UNROLL, NESTED, LITERAL_BUFFER }),
     ),
-    label: (p) => TRANSFORMS.filter((t) => p[t]).join(" + ") || "none",
+    // AHEAD is a schedule, not a transform, but a cell that turns it on must see it named.
+    label: (p) => [...TRANSFORMS, "AHEAD"].filter((t) => p[t]).join(" + ") || "none",
   },
 };

@@ -25,6 +25,13 @@ export interface KnobOptions {
    * edits them there.
    */
   points?: Params[];
+  /**
+   * What the points turn, when they turn other parameters than the step's knob does (default:
+   * the knob's name): heads the table and the chart.
+   */
+  name?: string;
+  /** Why these points, when `name` is given (default: the knob's own reason). */
+  why?: string;
   /** Run size n (default: the session's largest size; the knob may make the shape skinny). */
   size?: number;
   /** Timed GPU time per point (default: 300 ms on software adapters, 400 ms on GPUs). */
@@ -60,7 +67,12 @@ export async function showKnob(s: Session, step: string, opts: KnobOptions = {})
   const stepSpec = kernel(step);
   const own = stepSpec.knob;
   if (!own) throw new Error(`${stepSpec.id} has no knob (KernelSpec.knob in its step.ts)`);
-  const knob = { ...own, points: opts.points ?? own.points };
+  const knob = {
+    ...own,
+    points: opts.points ?? own.points,
+    name: opts.name ?? own.name,
+    why: opts.why ?? own.why,
+  };
   for (const point of knob.points) {
     const unknown = Object.keys(point).filter((k) => !(k in stepSpec.params));
     if (unknown.length) {
@@ -84,14 +96,15 @@ export async function showKnob(s: Session, step: string, opts: KnobOptions = {})
     onStart: (point, i, total) =>
       live.update(`running ${spec.id} ${point.label} at ${shapeLabel(shape)} (${i + 1}/${total})`),
   });
-  const recorded = await recordedKnob(spec);
+  // A renamed knob turns other parameters than the recorded sweep did: nothing to set beside it.
+  const recorded = opts.name ? undefined : await recordedKnob(spec);
   const yours = `${s.summary.description}${s.software ? " (software)" : ""}, live`;
   await live.update(knobTable(spec, mine, yours, recorded));
   const runs: KnobRun[] = [{ source: yours, sweep: mine }, ...(recorded ? [recorded] : [])];
   if (runs.some((r) => r.sweep.points.some((p) => p.result.gflops))) {
     await showChart(knobChart(runs, defaultPoint(spec)?.label ?? "", `${spec.id}: ${knob.name}`));
   }
-  if (!recorded) {
+  if (!recorded && !opts.name) {
     await showNote(
       "**No recorded GPU sweep of this knob yet**: it shows here once a GPU-host record made " +
         "with `deno task bench --knobs` is committed to `data/runs/`.",
@@ -123,7 +136,8 @@ function knobTable(
     const failed = r && !r.validated ? shortError(r.error) ?? "not validated" : undefined;
     return [
       label === base ? `${label} (default)` : label,
-      r?.validated,
+      // A point past this adapter's limits never ran: nothing failed validation.
+      r?.errorKind === "limit" ? "not run" : r?.validated,
       r?.relErr,
       r?.gflops,
       speedup(mineAt, label),
