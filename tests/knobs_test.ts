@@ -126,6 +126,39 @@ Deno.test(
   },
 );
 
+Deno.test(
+  "showKnob: a renamed knob heads its table with its name, and a point past the adapter's limits " +
+    "reads 'not run', not a validation failure",
+  gpuTest,
+  async () => {
+    const s = await session();
+    const printed: unknown[] = [];
+    const log = console.log;
+    console.log = (line: unknown) => printed.push(line);
+    try {
+      await showKnob(s, "tiled", {
+        name: "tile width",
+        why: "The second point asks for more invocations per workgroup than any adapter allows.",
+        points: [{ TILE: 16 }, { TILE: 64 }],
+        size: 16,
+        budgetMs: 20,
+      });
+    } finally {
+      console.log = log;
+    }
+    const lines = printed.filter((p): p is string => typeof p === "string");
+    const table = lines.find((p) => p.startsWith("04_tiled's tile width at 16"));
+    assert.ok(table, lines.join("\n"));
+    assert.match(table, /TILE=16 \(default\)\s+true/);
+    assert.match(table, /TILE=64\s+not run\s+-\s.*at most 1024/);
+    assert.ok(lines.some((p) => p.includes("**The knob: tile width.** The second point asks")));
+    assert.ok(
+      !lines.some((p) => p.includes("No recorded GPU sweep")),
+      "a renamed knob has no recorded sweep to miss",
+    );
+  },
+);
+
 Deno.test("bench --knobs records each step's sweep; the record reads back", gpuTest, async () => {
   const gpu = await acquireGpu();
   const dir = await Deno.makeTempDir();

@@ -134,11 +134,12 @@ function knobTable(
   const rows: Cell[][] = [...mineAt.keys()].map((label) => {
     const r = mineAt.get(label);
     const failed = r && !r.validated ? shortError(r.error) ?? "not validated" : undefined;
+    // A point past this adapter's limits never ran: nothing failed validation, nothing to show.
+    const ran = r?.errorKind !== "limit";
     return [
       label === base ? `${label} (default)` : label,
-      // A point past this adapter's limits never ran: nothing failed validation.
-      r?.errorKind === "limit" ? "not run" : r?.validated,
-      r?.relErr,
+      ran ? r?.validated : "not run",
+      ran ? r?.relErr : undefined,
       r?.gflops,
       speedup(mineAt, label),
       ...(recorded ? [recAt.get(label)?.gflops, speedup(recAt, label)] : []),
