@@ -83,20 +83,28 @@ Deno.test(
   },
 );
 
-Deno.test("showKnob: a table on the console, nothing returned", gpuTest, async () => {
-  const s = await session();
-  const printed: string[] = [];
+/** What `run` printed with console.log (the text lines; a notebook's displays print so here). */
+async function printedBy(
+  run: () => Promise<unknown>,
+): Promise<{ lines: string[]; returned: unknown }> {
+  const lines: string[] = [];
   const log = console.log;
-  console.log = (line: string) => printed.push(line);
-  let returned: unknown;
+  console.log = (line: unknown) => typeof line === "string" && lines.push(line);
   try {
-    returned = await showKnob(s, "naive", { size: 16, budgetMs: 20 });
+    return { lines, returned: await run() };
   } finally {
     console.log = log;
   }
+}
+
+Deno.test("showKnob: a table on the console, nothing returned", gpuTest, async () => {
+  const s = await session();
+  const { lines, returned } = await printedBy(() =>
+    showKnob(s, "naive", { size: 16, budgetMs: 20 })
+  );
   assert.equal(returned, undefined);
-  const table = printed.find((p) => p.startsWith("02_naive's WG at 16"));
-  assert.ok(table, printed.join("\n"));
+  const table = lines.find((p) => p.startsWith("02_naive's WG at 16"));
+  assert.ok(table, lines.join("\n"));
   assert.match(table, /WG=16 \(default\)\s+true/);
   for (const wg of [4, 8, 32]) assert.match(table, new RegExp(`WG=${wg}\\s+true`));
 });
@@ -106,16 +114,11 @@ Deno.test(
   gpuTest,
   async () => {
     const s = await session();
-    const printed: string[] = [];
-    const log = console.log;
-    console.log = (line: string) => printed.push(line);
-    try {
-      await showKnob(s, "tiled", { points: [{ TILE: 4 }, { TILE: 16 }], size: 16, budgetMs: 20 });
-    } finally {
-      console.log = log;
-    }
-    const table = printed.find((p) => p.startsWith("04_tiled's TILE at 16"));
-    assert.ok(table, printed.join("\n"));
+    const { lines } = await printedBy(() =>
+      showKnob(s, "tiled", { points: [{ TILE: 4 }, { TILE: 16 }], size: 16, budgetMs: 20 })
+    );
+    const table = lines.find((p) => p.startsWith("04_tiled's TILE at 16"));
+    assert.ok(table, lines.join("\n"));
     assert.match(table, /TILE=4\s+true/);
     assert.match(table, /TILE=16 \(default\)\s+true/);
     assert.doesNotMatch(table, /TILE=8|TILE=32/, "only the points the cell passed");
@@ -132,21 +135,15 @@ Deno.test(
   gpuTest,
   async () => {
     const s = await session();
-    const printed: unknown[] = [];
-    const log = console.log;
-    console.log = (line: unknown) => printed.push(line);
-    try {
-      await showKnob(s, "tiled", {
+    const { lines } = await printedBy(() =>
+      showKnob(s, "tiled", {
         name: "tile width",
         why: "The second point asks for more invocations per workgroup than any adapter allows.",
         points: [{ TILE: 16 }, { TILE: 64 }],
         size: 16,
         budgetMs: 20,
-      });
-    } finally {
-      console.log = log;
-    }
-    const lines = printed.filter((p): p is string => typeof p === "string");
+      })
+    );
     const table = lines.find((p) => p.startsWith("04_tiled's tile width at 16"));
     assert.ok(table, lines.join("\n"));
     assert.match(table, /TILE=16 \(default\)\s+true/);
