@@ -10,6 +10,7 @@ import { showModel } from "../lib/notebook/models.ts";
 import { showKernelSource } from "../lib/notebook/steps.ts";
 import { showShapeSearch } from "../lib/notebook/lessons/shapes.ts";
 import { recordedTuning } from "../lib/tuning.ts";
+import { SPREAD_COLUMN, spreadCell } from "../lib/notebook/format.ts";
 
 /**
  * STYLE.md: tables of at most ~12 rows; the step model keeps a few more than that at most, and
@@ -73,4 +74,12 @@ Deno.test("the per-shape search: one row per shape, its winner and the model's p
   }
   assert.equal(htmlLines(html), saved.record.perShape.length + 2, "caption, header, one per shape");
   assert.match(html, /model&#39;s pick|model's pick/);
+});
+
+Deno.test("timed rows report their spread: the range of the timed runs over their median, and the count", () => {
+  assert.equal(spreadCell({ medianMs: 2, minMs: 1.99, maxMs: 2.01, reps: 50 }), "1%, 50");
+  assert.equal(spreadCell({ medianMs: 4, minMs: 4, maxMs: 4, reps: 5 }), "0%, 5");
+  assert.equal(spreadCell({ medianMs: undefined, minMs: 1, maxMs: 2 }), undefined, "not timed");
+  assert.equal(spreadCell(undefined), undefined);
+  assert.match(SPREAD_COLUMN, /spread/);
 });

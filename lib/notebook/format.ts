@@ -102,6 +102,20 @@ export async function showTable(columns: string[], rows: Cell[][], caption?: str
   await showBundle(tableBundle(columns, rows, caption));
 }
 
+/**
+ * A timed result's run-to-run spread for a table cell: the range of its timed runs as a share of
+ * their median, and how many runs ("0.41%, 50"); undefined for a result that was not timed.
+ */
+export function spreadCell(
+  r: { medianMs?: number; minMs?: number; maxMs?: number; reps?: number } | undefined,
+): string | undefined {
+  if (!r?.medianMs || r.minMs === undefined || r.maxMs === undefined) return undefined;
+  return `${fmt((100 * (r.maxMs - r.minMs)) / r.medianMs, 2)}%, ${r.reps ?? "?"}`;
+}
+
+/** The column header spreadCell's cells go under. */
+export const SPREAD_COLUMN = "spread, runs";
+
 /** Tile parameters as one line ("BM=64 BN=64"). */
 export function paramsLabel(params: Record<string, number>): string {
   return Object.entries(params).map(([k, v]) => `${k}=${v}`).join(" ");

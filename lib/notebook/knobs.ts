@@ -10,7 +10,14 @@ import { shapeLabel } from "../matrix.ts";
 import type { KernelResult, KnobSweep } from "../record.ts";
 import { type KernelSpec, type Params, stepName } from "../registry.ts";
 import { showChart } from "./charts.ts";
-import { type Cell, shortError, showNote, tableBundle } from "./format.ts";
+import {
+  type Cell,
+  shortError,
+  showNote,
+  SPREAD_COLUMN,
+  spreadCell,
+  tableBundle,
+} from "./format.ts";
 import { liveDisplay } from "./jupyter.ts";
 import { defaultBudgetMs } from "./live.ts";
 import { kernel } from "./steps.ts";
@@ -141,6 +148,7 @@ function knobTable(
       ran ? r?.validated : "not run",
       ran ? r?.relErr : undefined,
       r?.gflops,
+      spreadCell(r),
       speedup(mineAt, label),
       ...(recorded ? [recAt.get(label)?.gflops, speedup(recAt, label)] : []),
       ...(mine.points.some((p) => !p.result.validated) ? [failed] : []),
@@ -155,6 +163,7 @@ function knobTable(
       "validated",
       "rel. error",
       "your GFLOP/s",
+      `your ${SPREAD_COLUMN}`,
       "x default (yours)",
       ...(recorded
         ? [`recorded GFLOP/s${recN ? ` at ${shapeLabel(recN)}` : ""}`, "x default (recorded)"]

@@ -9,7 +9,7 @@ import type { Params } from "../registry.ts";
 import type { KernelResult } from "../record.ts";
 import { runKernel } from "../runner.ts";
 import { sweepParams } from "../search.ts";
-import { paramsLabel, shortError, tableBundle } from "./format.ts";
+import { paramsLabel, shortError, SPREAD_COLUMN, spreadCell, tableBundle } from "./format.ts";
 import { liveDisplay } from "./jupyter.ts";
 import { computeRoofOf, kernel } from "./steps.ts";
 import { mainSize, type Session } from "./session.ts";
@@ -73,7 +73,7 @@ function liveTable(results: KernelResult[], ceilings: Ceilings | undefined, d: D
       "shape",
       "validated",
       "rel. error",
-      ...(timed ? ["median ms", "GFLOP/s", "FLOP/byte (model)"] : []),
+      ...(timed ? ["median ms", SPREAD_COLUMN, "GFLOP/s", "FLOP/byte (model)"] : []),
       ...(timed && ceilings ? ["% of roofline"] : []),
       ...(results.some((r) => r.error) ? ["error"] : []),
     ],
@@ -86,7 +86,7 @@ function liveTable(results: KernelResult[], ceilings: Ceilings | undefined, d: D
         shapeLabel(r),
         r.validated,
         r.relErr,
-        ...(timed ? [r.medianMs, r.gflops, r.intensity] : []),
+        ...(timed ? [r.medianMs, spreadCell(r), r.gflops, r.intensity] : []),
         ...(timed && ceilings ? [r.gflops && bound ? (100 * r.gflops) / bound : undefined] : []),
         ...(results.some((x) => x.error) ? [shortError(r.error)] : []),
       ];
@@ -122,6 +122,7 @@ export async function runParamSweep(
         "validated",
         "rel. error",
         "median ms",
+        SPREAD_COLUMN,
         "GFLOP/s",
         "FLOP/byte (model)",
         "note",
@@ -131,6 +132,7 @@ export async function runParamSweep(
         r.validated,
         r.relErr,
         r.medianMs,
+        spreadCell(r),
         r.gflops,
         r.intensity,
         shortError(r.error),

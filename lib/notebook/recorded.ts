@@ -20,7 +20,7 @@ import {
   type RunRecord,
   RUNS_DIR,
 } from "../record.ts";
-import { type Cell, fmt, showNote, showTable } from "./format.ts";
+import { type Cell, fmt, showNote, showTable, SPREAD_COLUMN, spreadCell } from "./format.ts";
 import { percentOf, referencePeer } from "../compare.ts";
 import { type Shape, square } from "../matrix.ts";
 import { suiteCompanion } from "../suite.ts";
@@ -255,9 +255,13 @@ export async function showRecorded(
   const reference = recN ? referencePeer(record.peers, square(recN)) : undefined;
   const ratio = (m: Map<string, number>, id: string) =>
     m.has(id) && m.has(ids[0]) ? m.get(id)! / m.get(ids[0])! : undefined;
+  // The recorded row behind each speed (the last at that size, as gflopsAt keeps), for its spread.
+  const recRow = (id: string) =>
+    measured(recRows).findLast((r) => r.kernel === id && isSquare(r) && r.n === recN);
   const rows: Cell[][] = ids.map((id) => [
     id,
     recAt.get(id),
+    spreadCell(recRow(id)),
     ratio(recAt, id),
     percentOf(recAt.get(id), reference),
     liveAt.get(id),
@@ -268,6 +272,9 @@ export async function showRecorded(
       rows.push([
         peerLabel(peer),
         gflops,
+        spreadCell(
+          measured(record.peers).findLast((r) => r.peer === peer && isSquare(r) && r.n === recN),
+        ),
         undefined,
         percentOf(gflops, reference),
         undefined,
@@ -284,6 +291,7 @@ export async function showRecorded(
     [
       "kernel / peer",
       `recorded GFLOP/s${recN ? ` at ${recN}` : ""}`,
+      `recorded ${SPREAD_COLUMN}`,
       `x ${ids[0]}`,
       `% of ${reference?.title ?? "cuBLAS"}`,
       `your GFLOP/s${liveN ? ` at ${liveN}` : ""}`,
