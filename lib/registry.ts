@@ -42,6 +42,8 @@ export const KERNELS: KernelSpec[] = [
   shapes.step,
   f16.step,
   f16.storage,
+  f16.storageVec4Loads,
+  f16.vec4Loads,
 ];
 
 /**

@@ -136,9 +136,11 @@ Deno.test(
 );
 
 Deno.test("f16 kernels: within their own bound, and really f16", gpuTest, async () => {
-  for (const id of ["f16", "f16_storage"]) {
+  for (const id of ["f16", "f16_storage", "f16_vec4", "f16_storage_vec4"]) {
     const spec = findKernel(id)!;
-    for (const shape of [{ m: 200, k: 300, n: 150 }, { m: 33, k: 517, n: 7 }]) {
+    // K and N multiples of 4 (the vec4<f16> loads), K only (B element by element), neither.
+    const shapes = [{ m: 96, k: 256, n: 128 }, { m: 200, k: 300, n: 150 }, { m: 33, k: 517, n: 7 }];
+    for (const shape of shapes) {
       const r = await runKernel(gpu, spec, shape, { skipTiming: true });
       assert.ok(r.validated, `${id} at ${label(shape)}: ${r.error}`);
       // f16 rounding: far above f32's error, and the f32 bound would fail it.
@@ -148,6 +150,21 @@ Deno.test("f16 kernels: within their own bound, and really f16", gpuTest, async 
       assert.equal(strict.validated, false, `${id} at ${label(shape)} passed the f32 bound`);
     }
   }
+});
+
+Deno.test("f16 vec4 loads: A and B bound as vec4<f16>, one load per four values where aligned", () => {
+  for (const id of ["f16_vec4", "f16_storage_vec4"]) {
+    const spec = findKernel(id)!;
+    const text = spec.generate!(spec.params);
+    assert.match(text, /var<storage, read> A: array<vec4<f16>>/);
+    assert.match(
+      text,
+      /if \(dims\.K % 4u == 0u\) \{\n\s+return .*A\[select\(arrayLength\(&A\) - 1u, at \/ 4u/,
+    );
+    assert.match(text, /var<storage, read_write> C: array<f16>/);
+  }
+  const scalar = findKernel("f16")!;
+  assert.match(scalar.generate!(scalar.params), /var<storage, read> A: array<f16>/);
 });
 
 Deno.test("demo: the local-array 2D blocktile computes the same result", gpuTest, async () => {

@@ -64,6 +64,11 @@ export interface GeneratedParams {
    * accumulators. f16 matrices are read one element at a time (no padding: any M, K, N).
    */
   F16?: number;
+  /**
+   * With F16: 1 reads A as `vec4<f16>` where K is a multiple of 4 and B where N is, one load per
+   * four values as step 12 reads f32 (elsewhere element by element, as with 0, the default).
+   */
+  F16_VEC4?: number;
 }
 
 /** Every transform on. */
@@ -128,6 +133,8 @@ export function whyInvalid(p: GeneratedParams): string | undefined {
     [!p.SPLIT_K || p.SPLIT_K === 1, "SPLIT_K must be 0 or 1"],
     [[undefined, 0, 1, 2].includes(p.F16), "F16 must be 0, 1 or 2"],
     [!(p.F16 && p.SPLIT_K), "split K is written for f32 only"],
+    [[undefined, 0, 1].includes(p.F16_VEC4), "F16_VEC4 must be 0 or 1"],
+    [!p.F16_VEC4 || !!p.F16, "F16_VEC4 reads f16 matrices: it needs F16"],
   ];
   return rules.find(([ok]) => !ok)?.[1];
 }
@@ -149,6 +156,7 @@ export function generateWgsl(p: GeneratedParams): string {
     p.LITERAL_BUFFER,
     p.SPLIT_K ?? 0,
     p.F16 ?? 0,
+    p.F16_VEC4 ?? 0,
   ]);
   let text = cache.get(key);
   if (text === undefined) {
@@ -293,6 +301,54 @@ fn loadB(k: u32, col: u32) -> ${tileVec} {
 `;
 }
 
+/**
+ * loadA and loadB for f16 matrices bound as `vec4<f16>` (F16_VEC4=1). Where K (for A) or N (for
+ * B) is a multiple of 4, the four values a load asks for start on a vec4 (its column is one too)
+ * and are all inside the matrix or all outside it: one load, as step 12 reads f32. Otherwise the
+ * four are read element by element, as f16Loads does; the branch is on the uniform dims, so every
+ * invocation takes the same path. Outside the matrix a load reads the zero vec4 after the data.
+ */
+function f16Vec4Loads(p: GeneratedParams, tileVec: string): string {
+  const wrap = (e: string) => p.F16 === 2 ? e : `${tileVec}(${e})`;
+  const elementOf = (m: "A" | "B") =>
+    `// Element i of ${m}, or the zero after its data when inside is false.
+fn element${m}(i: u32, inside: bool) -> f16 {
+  let at = select(arrayLength(&${m}) * 4u - 4u, i, inside);
+  return ${m}[at / 4u][at % 4u];
+}`;
+  const four = (m: "A" | "B", inside: (plus: string) => string) =>
+    wrap(`vec4<f16>(\n${
+      lines(4, (i) => {
+        const plus = i ? ` + ${i}u` : "";
+        return `    element${m}(at${plus}, ${inside(plus)}),`;
+      })
+    }\n  )`);
+  return `${elementOf("A")}
+
+${elementOf("B")}
+
+// Four k values of row \`row\` of A, from column \`k\` (a multiple of 4).
+fn loadA(row: u32, k: u32) -> ${tileVec} {
+  let at = row * dims.K + k;
+  let inRow = row < dims.M;
+  if (dims.K % 4u == 0u) {
+    return ${wrap("A[select(arrayLength(&A) - 1u, at / 4u, inRow && k < dims.K)]")};
+  }
+  return ${four("A", (plus) => `inRow && k${plus} < dims.K`)};
+}
+
+// Four columns of row \`k\` of B, from column \`col\` (a multiple of 4).
+fn loadB(k: u32, col: u32) -> ${tileVec} {
+  let at = k * dims.N + col;
+  let inK = k < dims.K;
+  if (dims.N % 4u == 0u) {
+    return ${wrap("B[select(arrayLength(&B) - 1u, at / 4u, inK && col < dims.N)]")};
+  }
+  return ${four("B", (plus) => `inK && col${plus} < dims.N`)};
+}
+`;
+}
+
 function emit(p: GeneratedParams): string {
   const f16 = (p.F16 ?? 0) > 0;
   // What the tiles hold: f16 for packed f16 arithmetic, else f32.
@@ -361,9 +417,18 @@ ${half("cur", "other")}
 // per invocation, ${threads} invocations. Written by kernels/12_generated/generate.ts for
 // BM=${p.BM} BN=${p.BN} BK=${p.BK} TN=${p.TN} PAD=${p.PAD} GROUP_M=${p.GROUP_M} AHEAD=${p.AHEAD}.${
     split ? "\n// Split K: workgroup z sums slice z of K into partial C number z (SPLIT_K=1)." : ""
-  }${f16 ? "\n" + PRECISION_NOTE[p.F16 as 1 | 2] : ""}
+  }${f16 ? "\n" + PRECISION_NOTE[p.F16 as 1 | 2] : ""}${
+    p.F16_VEC4
+      ? "\n// F16_VEC4=1: A and B are read as vec4<f16> where K and N are multiples of 4."
+      : ""
+  }
 
-${productInterface({ element: f16 ? "f16" : "vec4<f32>", paddedB: true })}
+${
+    productInterface({
+      element: f16 ? (p.F16_VEC4 ? "vec4<f16>" : "f16") : "vec4<f32>",
+      paddedB: true,
+    })
+  }
 ${
     split
       ? `
@@ -385,22 +450,24 @@ var<workgroup> Bs: array<${tileVec}, ${2 * p.BK * bn4}>;`
   }
 
 ${
-    f16 ? f16Loads(p, tileVec) : `// Four k values of row \`row\` of A, from column \`k\`.
+    f16
+      ? (p.F16_VEC4 ? f16Vec4Loads(p, tileVec) : f16Loads(p, tileVec))
+      : `// Four k values of row \`row\` of A, from column \`k\`.
 fn loadA(row: u32, k: u32) -> vec4<f32> {
 ${
-      split
-        ? "  return A[select(arrayLength(&A) - 1u, (row * dims.K + kBegin + k) / 4u, row < dims.M && kBegin + k < kEnd)];"
-        : "  return A[select(arrayLength(&A) - 1u, (row * dims.K + k) / 4u, row < dims.M && k < dims.K)];"
-    }
+        split
+          ? "  return A[select(arrayLength(&A) - 1u, (row * dims.K + kBegin + k) / 4u, row < dims.M && kBegin + k < kEnd)];"
+          : "  return A[select(arrayLength(&A) - 1u, (row * dims.K + k) / 4u, row < dims.M && k < dims.K)];"
+      }
 }
 
 // Four columns of row \`k\` of B, from column \`col\`.
 fn loadB(k: u32, col: u32) -> vec4<f32> {
 ${
-      split
-        ? "  return B[select(arrayLength(&B) - 1u, ((kBegin + k) * dims.N + col) / 4u, kBegin + k < kEnd && col < dims.N)];"
-        : "  return B[select(arrayLength(&B) - 1u, (k * dims.N + col) / 4u, k < dims.K && col < dims.N)];"
-    }
+        split
+          ? "  return B[select(arrayLength(&B) - 1u, ((kBegin + k) * dims.N + col) / 4u, kBegin + k < kEnd && col < dims.N)];"
+          : "  return B[select(arrayLength(&B) - 1u, (k * dims.N + col) / 4u, k < dims.K && col < dims.N)];"
+      }
 }
 `
   }

@@ -20,7 +20,7 @@ export const step: KernelSpec = {
   title: "f16",
   idea: "12's kernel with f16 storage and packed f16 multiply-adds per tile, flushed to f32.",
   // F16=2: f16 tiles and packed f16 multiply-adds (generate.ts); the storage variant is F16=1.
-  generate: (p) => generateWgsl({ ...generatedParams(p), F16: p.F16 }),
+  generate: (p) => generateWgsl({ ...generatedParams(p), F16: p.F16, F16_VEC4: p.F16_VEC4 }),
   // BK 16: f16 tiles are half the size, and a deeper tile halves the barriers per FMA.
   params: { ...generated.params, BK: 16, F16: 2 },
   // f16 tiles take half the bytes of 12's, so BK 32 fits beside the big tiles 12 searches.
@@ -76,4 +76,32 @@ export const storage: KernelSpec = {
   numerics: { storage: "f16", f16Run: 0 },
   knob: undefined,
   demo: true,
+};
+
+/**
+ * The loads alone: A and B read as vec4<f16>, one load per four values where K and N are
+ * multiples of 4, as step 12 reads f32 (F16_VEC4=1). Beside f16 and f16 storage at one tile, it
+ * measures what the scalar f16 loads cost.
+ */
+export const vec4Loads: KernelSpec = {
+  ...step,
+  ...variantLayout(layout, "vec4"),
+  file: generated.file,
+  title: "f16, vec4<f16> loads",
+  idea: "f16 with one vec4<f16> load per four values of A and B, as step 12 reads f32.",
+  params: { ...step.params, F16_VEC4: 1 },
+  space: undefined,
+  deviceTuned: false,
+  knob: undefined,
+  demo: true,
+};
+
+/** f16 storage (f32 tiles and math) with vec4<f16> loads: the storage variant's loads alone. */
+export const storageVec4Loads: KernelSpec = {
+  ...storage,
+  ...variantLayout(layout, "storage_vec4"),
+  file: generated.file,
+  title: "f16 storage, vec4<f16> loads",
+  idea: "f16 storage with one vec4<f16> load per four values, widened to f32 tiles and math.",
+  params: { ...storage.params, F16_VEC4: 1 },
 };
