@@ -37,6 +37,7 @@ export const KERNELS: KernelSpec[] = [
   subgroupTiling.step,
   doubleBuffer.step,
   doubleBuffer.flat,
+  doubleBuffer.singleBuffer,
   autotune.step,
   generated.step,
   shapes.step,

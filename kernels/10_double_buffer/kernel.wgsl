@@ -33,6 +33,10 @@ override BK: u32 = 8;
 override PAD: u32 = 1;
 // 1: 09's subgroup tiles; 0: 08's flat mapping (a constant: the compiler keeps one of the two).
 override WARP_TILES: u32 = 1u;
+// 2: two copies of each tile, one barrier per tile. 1: the prefetch alone, as a control: one
+// copy, so a second barrier must wait for every read of it before the next tile overwrites it
+// (workgroup memory stays allocated for two, so both keep the same occupancy).
+override BUFFERS: u32 = 2u;
 override THREADS: u32 = (BM / 8u) * (BN / 8u);
 override AS: u32 = BM / 4u + PAD;
 // vec4 loads per invocation per tile, of A and of B.
@@ -175,7 +179,7 @@ fn main(
   stash(tid, 0u, fetch(tid, m0, n0, 0u));
   workgroupBarrier();
   for (var t = 0u; t < tiles; t++) {
-    let cur = t % 2u;
+    let cur = select(0u, t % 2u, BUFFERS == 2u);
     let hasNext = t + 1u < tiles;
     var next: Staged;
     if (hasNext) {
@@ -199,8 +203,11 @@ fn main(
         c70 += a1.w * b0; c71 += a1.w * b1;
       }
     }
+    if (BUFFERS == 1u) {
+      workgroupBarrier();
+    }
     if (hasNext) {
-      stash(tid, 1u - cur, next);
+      stash(tid, select(0u, 1u - cur, BUFFERS == 2u), next);
     }
     workgroupBarrier();
   }

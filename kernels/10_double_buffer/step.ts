@@ -52,3 +52,21 @@ export const flat: KernelSpec = {
   knob: undefined,
   demo: true,
 };
+
+/**
+ * The register prefetch alone (BUFFERS = 1): the next tile's loads still fly during the
+ * multiply-adds, but into one copy of each tile, behind a second barrier as in 09. Between 09 and
+ * this, the prefetch; between this and the step, the barrier the second copy removes.
+ */
+export const singleBuffer: KernelSpec = {
+  ...step,
+  ...variantLayout(layout, "single"),
+  title: "Register prefetch, one buffer",
+  idea: "10's prefetch with one copy of each tile and 09's two barriers: the prefetch alone.",
+  params: { ...step.params, BUFFERS: 1 },
+  invalid: (p) =>
+    need([p.BUFFERS === 1 || p.BUFFERS === 2, "BUFFERS is 1 or 2"]) ?? doubleBufferInvalid(p),
+  space: undefined,
+  knob: undefined,
+  demo: true,
+};
