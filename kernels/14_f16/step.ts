@@ -49,7 +49,8 @@ export const step: KernelSpec = {
   change: {
     buildsOn: "generated",
     note: "14 is 12's generated kernel in half precision (13 adds plans per shape around it), " +
-      "so it is compared with 12 at the same parameters: what changes is the precision alone.",
+      "so it is compared with 12 at the same parameters: the precision changes, and with it each " +
+      "vec4 load of A and B becomes four scalar f16 loads.",
   },
   suite: false,
   knob: {
