@@ -171,6 +171,20 @@ Deno.test("demo: the local-array 2D blocktile computes the same result", gpuTest
   await assertCorrect(findKernel("blocktile_2d_local_array")!, { m: 131, k: 70, n: 129 });
 });
 
+Deno.test(
+  "demo: the prefetch with one buffer computes the same result, tails included",
+  gpuTest,
+  async () => {
+    const spec = findKernel("double_buffer_single")!;
+    assert.equal(spec.params.BUFFERS, 1);
+    for (
+      const shape of [{ m: 131, k: 70, n: 129 }, { m: 256, k: 520, n: 256 }, { m: 33, k: 7, n: 41 }]
+    ) {
+      await assertCorrect(spec, shape);
+    }
+  },
+);
+
 // lavapipe runs a workgroup's invocations in chunks of 8 that take turns at barriers, so with a
 // barrier missing some chunks read tiles that others have not written yet (RAW) or have already
 // overwritten (WAR). In every run here the race showed up, given K spans several tiles and a
