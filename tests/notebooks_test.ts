@@ -261,15 +261,19 @@ Deno.test("recorded GPU numbers: absent says so, present shows beside the live o
       deno: "2.9.6",
       device: { description: "Test GPU", software: false, features: [], limits: {} },
       ceilings: { bandwidthGBs: 100, fp32Gflops: 1000 },
-      results: [row("02_naive", 4096, 10), row("03_coalesce", 4096, 40)],
+      results: [
+        row("02_naive", 4096, 10),
+        { ...row("03_coalesce", 4096, 40), medianMs: 2, minMs: 1.99, maxMs: 2.01, reps: 50 },
+      ],
       peers: [{ ...row("cublas", 4096, 80), peer: "cublas", timer: "CUDA events" }],
       notes: [],
     } as unknown as RunRecord;
     await Deno.writeTextFile(`${dir}/test-gpu-2026-01-01.json`, JSON.stringify(record));
     const table = await captured(() => showRecorded(["02_naive", "03_coalesce"], live));
     assert.match(table, /From the recorded GPU run on Test GPU, 2026-01-01, commit abcdef1/);
-    assert.match(table, /03_coalesce\s+40\s+4\s+50\s+1\s+2/);
-    assert.match(table, /cuBLAS\s+80\s+-\s+100/);
+    // The recorded spread: the timed runs' range over their median, and their count.
+    assert.match(table, /03_coalesce\s+40\s+1%, 50\s+4\s+50\s+1\s+2/);
+    assert.match(table, /cuBLAS\s+80\s+-\s+-\s+100/);
     assert.match(await captured(() => showRecordedCeilings()), /recorded GPU run on Test GPU/);
   } finally {
     setRecordsDir();
@@ -294,7 +298,10 @@ Deno.test("recorded GPU numbers: a run stopped after its GPU results stands in o
       ...base,
       date: "2026-01-01T00:00:00Z",
       commit: "aaaaaaa1234567",
-      results: [row("02_naive", 4096, 10), row("03_coalesce", 4096, 40)],
+      results: [
+        row("02_naive", 4096, 10),
+        { ...row("03_coalesce", 4096, 40), medianMs: 2, minMs: 1.99, maxMs: 2.01, reps: 50 },
+      ],
     };
     const stopped = {
       ...base,
@@ -309,7 +316,7 @@ Deno.test("recorded GPU numbers: a run stopped after its GPU results stands in o
     assert.match(both, /commit aaaaaaa/);
     const three = await captured(() => showRecorded(["02_naive", "04_tiled"], []));
     assert.match(three, /commit bbbbbbb .*stopped/);
-    assert.match(three, /04_tiled\s+80\s+7\.27/);
+    assert.match(three, /04_tiled\s+80\s+-\s+7\.27/);
   } finally {
     setRecordsDir();
     await Deno.remove(dir, { recursive: true });
