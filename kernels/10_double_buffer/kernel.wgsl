@@ -203,9 +203,8 @@ fn main(
         c70 += a1.w * b0; c71 += a1.w * b1;
       }
     }
-    if (BUFFERS == 1u) {
-      workgroupBarrier();
-    }
+    // One copy (the control): every read of it must finish before the stash overwrites it.
+    if (BUFFERS == 1u) { workgroupBarrier(); }
     if (hasNext) {
       stash(tid, select(0u, 1u - cur, BUFFERS == 2u), next);
     }
