@@ -29,6 +29,7 @@ export const KERNELS: KernelSpec[] = [
   tiled.step,
   tiled.noRawBarrier,
   tiled.noWarBarrier,
+  tiled.fourSums,
   blocktile1d.step,
   blocktile2d.step,
   blocktile2d.localArray,

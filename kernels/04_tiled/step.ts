@@ -55,3 +55,23 @@ export const noWarBarrier: KernelSpec = {
   space: undefined,
   demo: true,
 };
+
+/**
+ * Four independent partial sums instead of one chain (four_sums.wgsl): the same tiles, loads and
+ * barriers, so its speed against the step's is what the chain of dependent additions costs.
+ */
+export const fourSums: KernelSpec = {
+  ...step,
+  ...variantLayout(layout, "four_sums", "four_sums.wgsl"),
+  title: "Tiles, four partial sums",
+  idea: "Split each dot product into four independent sums: what the dependent chain costs.",
+  params: { TILE: 16 },
+  invalid: (p) =>
+    need(
+      [p.TILE * p.TILE <= 1024, "TILE * TILE must be at most 1024"],
+      [p.TILE % 4 === 0, "TILE must be a multiple of 4 (four sums)"],
+    ),
+  space: undefined,
+  knob: undefined,
+  demo: true,
+};
