@@ -15,6 +15,10 @@ const doubleBufferInvalid = (p: Params) =>
       [threads8x8(p) <= 512, "at most 512 invocations (1024 leave 64 registers each on NVIDIA)"],
     );
 
+/** A variant's rule: its switch takes one of `values`, and the step's rules hold. */
+const withSwitch = (name: string, values: number[]) => (p: Params) =>
+  need([values.includes(p[name]), `${name} is ${values.join(" or ")}`]) ?? doubleBufferInvalid(p);
+
 const layout = stepLayout(import.meta.url);
 
 export const step: KernelSpec = {
@@ -45,9 +49,7 @@ export const flat: KernelSpec = {
   title: "Double buffering, flat mapping",
   idea: "10 with 08's flat mapping instead of 09's subgroup tiles: what the tiles buy here.",
   params: { ...step.params, WARP_TILES: 0 },
-  invalid: (p) =>
-    need([p.WARP_TILES === 0 || p.WARP_TILES === 1, "WARP_TILES is 0 or 1"]) ??
-      doubleBufferInvalid(p),
+  invalid: withSwitch("WARP_TILES", [0, 1]),
   space: undefined,
   knob: undefined,
   demo: true,
@@ -64,8 +66,7 @@ export const singleBuffer: KernelSpec = {
   title: "Register prefetch, one buffer",
   idea: "10's prefetch with one copy of each tile and 09's two barriers: the prefetch alone.",
   params: { ...step.params, BUFFERS: 1 },
-  invalid: (p) =>
-    need([p.BUFFERS === 1 || p.BUFFERS === 2, "BUFFERS is 1 or 2"]) ?? doubleBufferInvalid(p),
+  invalid: withSwitch("BUFFERS", [1, 2]),
   space: undefined,
   knob: undefined,
   demo: true,

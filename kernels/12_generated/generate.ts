@@ -267,22 +267,29 @@ const f16Flush = (p: GeneratedParams) =>
     "        " +
     Array.from({ length: p.TN / 4 }, (_, j) => `c${r}${j} += vec4<f32>(h${r}${j});`).join(" "));
 
+/** A vec4<f16> as the tiles hold it: as it is for f16 tiles (F16=2), widened for f32 tiles. */
+const asTile = (p: GeneratedParams, tileVec: string, e: string) =>
+  p.F16 === 2 ? e : `${tileVec}(${e})`;
+
+/**
+ * Four f16 elements read one by one into the tile's vec4: `read(plus)` is the read of element
+ * `at + i` (`plus` is "" or " + iu"), shared by both f16 load paths.
+ */
+const fourF16 = (p: GeneratedParams, tileVec: string, read: (plus: string) => string) =>
+  asTile(
+    p,
+    tileVec,
+    `vec4<f16>(\n${lines(4, (i) => `    ${read(i ? ` + ${i}u` : "")},`)}\n  )`,
+  );
+
 /**
  * loadA and loadB for f16 matrices: four elements read one by one, so K and N need no padding;
  * an element outside the matrix reads the zero the runner keeps after the data (the address is
  * selected, not the value). `tileVec` is what the tiles hold: the f16 vec4 is widened for f32.
  */
 function f16Loads(p: GeneratedParams, tileVec: string): string {
-  const wrap = (e: string) => p.F16 === 2 ? e : `${tileVec}(${e})`;
-  const four = (m: "A" | "B", inside: (i: string) => string) =>
-    wrap(
-      `vec4<f16>(\n${
-        lines(4, (i) => {
-          const plus = i ? ` + ${i}u` : "";
-          return `    ${m}[select(last, at${plus}, ${inside(plus)})],`;
-        })
-      }\n  )`,
-    );
+  const four = (m: "A" | "B", inside: (plus: string) => string) =>
+    fourF16(p, tileVec, (plus) => `${m}[select(last, at${plus}, ${inside(plus)})]`);
   return `// Four k values of row \`row\` of A, from column \`k\`.
 fn loadA(row: u32, k: u32) -> ${tileVec} {
   let at = row * dims.K + k;
@@ -309,7 +316,7 @@ fn loadB(k: u32, col: u32) -> ${tileVec} {
  * invocation takes the same path. Outside the matrix a load reads the zero vec4 after the data.
  */
 function f16Vec4Loads(p: GeneratedParams, tileVec: string): string {
-  const wrap = (e: string) => p.F16 === 2 ? e : `${tileVec}(${e})`;
+  const wrap = (e: string) => asTile(p, tileVec, e);
   const elementOf = (m: "A" | "B") =>
     `// Element i of ${m}, or the zero after its data when inside is false.
 fn element${m}(i: u32, inside: bool) -> f16 {
@@ -317,12 +324,7 @@ fn element${m}(i: u32, inside: bool) -> f16 {
   return ${m}[at / 4u][at % 4u];
 }`;
   const four = (m: "A" | "B", inside: (plus: string) => string) =>
-    wrap(`vec4<f16>(\n${
-      lines(4, (i) => {
-        const plus = i ? ` + ${i}u` : "";
-        return `    element${m}(at${plus}, ${inside(plus)}),`;
-      })
-    }\n  )`);
+    fourF16(p, tileVec, (plus) => `element${m}(at${plus}, ${inside(plus)})`);
   return `${elementOf("A")}
 
 ${elementOf("B")}

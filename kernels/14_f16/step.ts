@@ -6,8 +6,7 @@
 import { tiledModel } from "../../lib/steps/launch.ts";
 import { type KernelSpec, stepLayout, variantLayout } from "../../lib/steps/spec.ts";
 import { ANY, tileBytes } from "../../lib/steps/tiling.ts";
-import { generateWgsl } from "../12_generated/generate.ts";
-import { generatedParams, step as generated } from "../12_generated/step.ts";
+import { step as generated } from "../12_generated/step.ts";
 import { f16Figure } from "./figure.ts";
 import { warpTileLoop } from "../../lib/model/loops.ts";
 
@@ -19,9 +18,9 @@ export const step: KernelSpec = {
   file: generated.file,
   title: "f16",
   idea: "12's kernel with f16 storage and packed f16 multiply-adds per tile, flushed to f32.",
-  // F16=2: f16 tiles and packed f16 multiply-adds (generate.ts); the storage variant is F16=1.
-  generate: (p) => generateWgsl({ ...generatedParams(p), F16: p.F16, F16_VEC4: p.F16_VEC4 }),
   // BK 16: f16 tiles are half the size, and a deeper tile halves the barriers per FMA.
+  // F16=2: f16 tiles and packed f16 multiply-adds, written by 12's generator from these
+  // parameters; the storage variant is F16=1.
   params: { ...generated.params, BK: 16, F16: 2 },
   // f16 tiles take half the bytes of 12's, so BK 32 fits beside the big tiles 12 searches.
   // GROUP_M stays at 12's default.

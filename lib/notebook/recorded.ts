@@ -175,13 +175,24 @@ export async function liveRecord(
   });
 }
 
-/** GFLOP/s at square size n, keyed by kernel id or peer name (validated and timed only). */
-function gflopsAt(rows: readonly (KernelResult | PeerResult)[], n: number): Map<string, number> {
-  const out = new Map<string, number>();
+/**
+ * The validated, timed result at square size n, keyed by kernel id or peer name (the last one
+ * where a size ran twice).
+ */
+function resultsAt<T extends KernelResult | PeerResult>(
+  rows: readonly T[],
+  n: number,
+): Map<string, T> {
+  const out = new Map<string, T>();
   for (const r of measured(rows)) {
-    if (isSquare(r) && r.n === n) out.set("peer" in r ? r.peer : r.kernel, r.gflops!);
+    if (isSquare(r) && r.n === n) out.set("peer" in r ? r.peer : r.kernel, r);
   }
   return out;
+}
+
+/** GFLOP/s at square size n, keyed as resultsAt keys. */
+function gflopsAt(rows: readonly (KernelResult | PeerResult)[], n: number): Map<string, number> {
+  return new Map([...resultsAt(rows, n)].map(([key, r]) => [key, r.gflops!]));
 }
 
 /**
@@ -250,33 +261,29 @@ export async function showRecorded(
     return id ? [{ ...r, kernel: id }] : [];
   });
   const recN = commonSize(recRows, ids, opts.size ?? RECORDED_SIZE);
-  const recAt = recN ? gflopsAt(recRows, recN) : new Map<string, number>();
-  const peersAt = recN ? gflopsAt(record.peers, recN) : new Map<string, number>();
+  const recResults = recN ? resultsAt(recRows, recN) : new Map<string, KernelResult>();
+  const recAt = new Map([...recResults].map(([id, r]) => [id, r.gflops!]));
+  const peersAt = recN ? resultsAt(record.peers, recN) : new Map<string, PeerResult>();
   const reference = recN ? referencePeer(record.peers, square(recN)) : undefined;
   const ratio = (m: Map<string, number>, id: string) =>
     m.has(id) && m.has(ids[0]) ? m.get(id)! / m.get(ids[0])! : undefined;
-  // The recorded row behind each speed (the last at that size, as gflopsAt keeps), for its spread.
-  const recRow = (id: string) =>
-    measured(recRows).findLast((r) => r.kernel === id && isSquare(r) && r.n === recN);
   const rows: Cell[][] = ids.map((id) => [
     id,
     recAt.get(id),
-    spreadCell(recRow(id)),
+    spreadCell(recResults.get(id)),
     ratio(recAt, id),
     percentOf(recAt.get(id), reference),
     liveAt.get(id),
     ratio(liveAt, id),
   ]);
-  for (const [peer, gflops] of peersAt) {
+  for (const [peer, result] of peersAt) {
     if (peer === "cublas" || peer === "tfjs-webgpu" || peer === "jaxjs-webgpu") {
       rows.push([
         peerLabel(peer),
-        gflops,
-        spreadCell(
-          measured(record.peers).findLast((r) => r.peer === peer && isSquare(r) && r.n === recN),
-        ),
+        result.gflops,
+        spreadCell(result),
         undefined,
-        percentOf(gflops, reference),
+        percentOf(result.gflops, reference),
         undefined,
         undefined,
       ]);
