@@ -72,9 +72,9 @@ function repsFor(opts: TimingOptions, passMs: number): number {
     Math.max(5, Math.min(200, Math.round((opts.budgetMs ?? 400) / Math.max(passMs, 1e-3))));
 }
 
-/** Passes per batch for about `SUBMIT_MS` of GPU work at `passMs` each. */
-function passesFor(passMs: number): number {
-  return Math.max(1, Math.min(MAX_PASSES, Math.round(SUBMIT_MS / Math.max(passMs, 1e-3))));
+/** Passes per batch for about `SUBMIT_MS` of GPU work at `passMs` each, at most `most`. */
+function passesFor(passMs: number, most = MAX_PASSES): number {
+  return Math.max(1, Math.min(most, Math.round(SUBMIT_MS / Math.max(passMs, 1e-3))));
 }
 
 /**
@@ -87,9 +87,19 @@ export function timePasses(
   opts: TimingOptions = {},
 ): Promise<Timing> {
   return gpu.has("timestamp-query")
-    ? timeWithTimestamps(gpu, encode, opts)
+    ? timeQueued(
+      (count, apart) => submitTimestamped(gpu, encode, count, apart),
+      { ...opts, software: gpu.summary.software },
+    )
     : timeWithWallClock(gpu, encode, opts);
 }
+
+/**
+ * Queue `count` passes on the GPU now, without waiting for them: all in one submit, or each in a
+ * submit of its own (`apart`: the timed passes); the promise resolves to each pass's GPU time in
+ * ms once it is read back.
+ */
+export type QueuePasses = (count: number, apart: boolean) => Promise<number[]>;
 
 /** A batch of passes, submitted together (or, `apart`, one submit each), and their times. */
 interface Submit {
@@ -103,15 +113,15 @@ interface Submit {
  * within 3% (a GPU idle during validation drops its clocks and needs a few hundred ms of steady
  * work to boost again, so a fixed few passes of warm-up can leave it slow), then take
  * the timed samples. One batch is always queued behind the one being read back, so from the
- * first warm-up pass to the last timed one no readback leaves the GPU without work.
+ * first warm-up pass to the last timed one no readback leaves the GPU without work. `queue` is
+ * our own timestamped passes, or a peer library's products timed by its own timestamps.
  */
-async function timeWithTimestamps(
-  gpu: Gpu,
-  encode: (pass: GPUComputePassEncoder) => void,
-  opts: TimingOptions,
+export async function timeQueued(
+  queue: QueuePasses,
+  opts: TimingOptions & { software: boolean; maxBatch?: number },
 ): Promise<Timing> {
   const submit = (passes: number, apart = false): Submit => {
-    const times = submitTimestamped(gpu, encode, passes, apart);
+    const times = queue(passes, apart);
     // Read only after the submit before it: a failure here must wait for that, not go unhandled.
     times.catch(() => {});
     return { passes, apart, times };
@@ -129,7 +139,7 @@ async function timeWithTimestamps(
       const wanted = reps === undefined
         ? Infinity
         : reps - samples.length - (inFlight.apart ? inFlight.passes : 0);
-      const size = Math.min(wanted, passMs === undefined ? 1 : passesFor(passMs));
+      const size = Math.min(wanted, passMs === undefined ? 1 : passesFor(passMs, opts.maxBatch));
       queued = size > 0 ? submit(size, reps !== undefined) : undefined;
       const finished = inFlight;
       const times = await finished.times;
@@ -146,7 +156,7 @@ async function timeWithTimestamps(
       spent += times.reduce((a, b) => a + b, 0);
       passMs = estimate;
       // Software adapters have no clocks to ramp (and too much noise to settle): one submit.
-      if (gpu.summary.software || (spent >= warmMs && settled) || round >= MAX_WARM_SUBMITS) {
+      if (opts.software || (spent >= warmMs && settled) || round >= MAX_WARM_SUBMITS) {
         reps = repsFor(opts, estimate);
       }
     }

@@ -7,7 +7,7 @@ import { acquireGpu, type Gpu } from "../lib/gpu.ts";
 import { findKernel } from "../lib/registry.ts";
 import { BoundProblem, kernelParams, prepareKernel } from "../lib/runner.ts";
 import { randomMatrix } from "../lib/matrix.ts";
-import { timePasses } from "../lib/timing.ts";
+import { timePasses, timeQueued } from "../lib/timing.ts";
 
 const gpu = await acquireGpu();
 const shape = { m: 32, k: 32, n: 32 };
@@ -57,3 +57,42 @@ Deno.test("timer: without timestamps each sample is one submit's mean per pass",
 });
 
 globalThis.addEventListener("unload", () => problem.destroy());
+
+Deno.test(
+  "queued timer: on a hardware adapter it warms until two batches agree, then samples only passes queued apart",
+  async () => {
+    // A fake GPU whose passes speed up (clocks rising) after 200 ms of work, then hold.
+    let done = 0;
+    const calls: { count: number; apart: boolean }[] = [];
+    const queue = (count: number, apart: boolean) => {
+      calls.push({ count, apart });
+      const times = Array.from({ length: count }, () => {
+        const ms = done < 200 ? 4 : 2;
+        done += ms;
+        return ms;
+      });
+      return Promise.resolve(times);
+    };
+    const timing = await timeQueued(queue, { software: false, reps: 30 });
+    assert.equal(timing.reps, 30);
+    assert.ok(timing.samplesMs.every((ms) => ms === 2), "no sample from before the clocks rose");
+    assert.ok(done >= 300 + 30 * 2, "warmed for at least warmMs before sampling");
+    assert.ok(calls.some((c) => c.apart) && calls.some((c) => !c.apart));
+    assert.ok(calls.every((c) => c.count <= 1024));
+  },
+);
+
+Deno.test("queued timer: batches stay under maxBatch; a software adapter samples after one", async () => {
+  const counts: number[] = [];
+  const queue = (count: number) => {
+    counts.push(count);
+    return Promise.resolve(Array.from({ length: count }, () => 0.01));
+  };
+  const timing = await timeQueued(queue, { software: false, maxBatch: 7, reps: 20 });
+  assert.equal(timing.reps, 20);
+  assert.ok(counts.every((c) => c <= 7), JSON.stringify(counts));
+  counts.length = 0;
+  await timeQueued(queue, { software: true, reps: 5 });
+  assert.deepEqual(counts.slice(0, 1), [3], "the first warm-up submit");
+  assert.ok(counts.length <= 3, "one warm-up readback, then samples");
+});

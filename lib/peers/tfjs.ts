@@ -14,7 +14,11 @@
  *
  * Timing: tf.time() with timestamp-query on the device. TF.js then puts every program it runs
  * in its own compute pass with timestampWrites, and `kernelMs` is the sum of those passes' GPU
- * durations: GPU time of the whole op (all its programs), not the wall clock.
+ * durations: GPU time of the whole op (all its programs), not the wall clock. The products are
+ * queued as our own passes are (lib/timing.ts timeQueued): one tf.time() per product, in batches
+ * of about 40 ms of GPU time, the next batch queued before the last is read back. Awaiting each
+ * tf.time() before the next would leave the GPU idle for Deno's ~11 ms readback between products,
+ * and a GPU idle that much of the time lowers its clocks: short products would be timed slow.
  */
 import * as tf from "@tensorflow/tfjs-core";
 import { WebGPUBackend } from "@tensorflow/tfjs-backend-webgpu";
@@ -23,8 +27,11 @@ import type { Shape } from "../matrix.ts";
 import { peerRow, validateThenTime } from "../measure.ts";
 import type { PeerResult } from "../record.ts";
 import { F32_NUMERICS } from "../accuracy.ts";
-import { median, summarize } from "../timing.ts";
+import { timeQueued } from "../timing.ts";
 import { GemmError } from "../errors.ts";
+
+/** Most products per timing batch: TF.js maps a readback buffer per product it times. */
+const MAX_BATCH = 256;
 
 /** The TF.js packages this peer was built against (pinned in deno.json). */
 export const TFJS_VERSION = "4.22.0";
@@ -120,33 +127,30 @@ async function runTfjs(
       },
       time: async () => {
         const [ta, tb] = operands;
-        const timeOnce = async () => {
-          const t = await orLost(
-            gpu,
+        let programs = "";
+        const timing = await timeQueued((count) => {
+          // tf.time() runs its function at once, so the whole batch is queued before any wait.
+          const queued = Array.from({ length: count }, () =>
             tf.time(() => {
               tf.matMul(ta, tb).dispose();
-            }),
+            }));
+          return orLost(gpu, Promise.all(queued)).then((times) =>
+            times.map((t) => {
+              if (!(typeof t.kernelMs === "number" && t.kernelMs > 0)) {
+                throw new GemmError(
+                  "timing",
+                  `tf.time() gave no GPU time (${JSON.stringify(t.kernelMs)})`,
+                );
+              }
+              programs ||= (t as { getExtraProfileInfo?: () => string }).getExtraProfileInfo?.() ??
+                "";
+              return t.kernelMs;
+            })
           );
-          const programs = (t as { getExtraProfileInfo?: () => string }).getExtraProfileInfo?.() ??
-            "";
-          if (!(typeof t.kernelMs === "number" && t.kernelMs > 0)) {
-            throw new GemmError(
-              "timing",
-              `tf.time() gave no GPU time (${JSON.stringify(t.kernelMs)})`,
-            );
-          }
-          return { ms: t.kernelMs, programs };
-        };
-        // Warm-up (pipeline compiles), then as many reps as fit the budget.
-        const warm = [await timeOnce(), await timeOnce(), await timeOnce()];
-        const estimate = median(warm.map((w) => w.ms));
-        const reps = opts.reps ??
-          Math.max(5, Math.min(50, Math.round((opts.budgetMs ?? 400) / Math.max(estimate, 1e-3))));
-        const samples: number[] = [];
-        for (let i = 0; i < reps; i++) samples.push((await timeOnce()).ms);
+        }, { ...opts, software: gpu.summary.software, maxBatch: MAX_BATCH });
         gpu.check();
-        result.details = { ...details, programs: warm[0].programs.replace(/: [\d.e-]+/g, "") };
-        return summarize(samples, "timestamp-query");
+        result.details = { ...details, programs: programs.replace(/: [\d.e-]+/g, "") };
+        return timing;
       },
     });
   } finally {
