@@ -30,6 +30,7 @@ export const KERNELS: KernelSpec[] = [
   tiled.noRawBarrier,
   tiled.noWarBarrier,
   tiled.fourSums,
+  tiled.oneSumByFour,
   blocktile1d.step,
   blocktile2d.step,
   blocktile2d.localArray,

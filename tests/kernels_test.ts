@@ -172,14 +172,18 @@ Deno.test("demo: the local-array 2D blocktile computes the same result", gpuTest
 });
 
 Deno.test(
-  "demo: the four-sums tile computes the same result, tails included",
+  "demo: the four-sums tile and its one-sum control compute the same result, tails included",
   gpuTest,
   async () => {
-    const spec = findKernel("tiled_four_sums")!;
-    for (const shape of [{ m: 64, k: 80, n: 64 }, { m: 37, k: 101, n: 53 }, { m: 1, k: 3, n: 5 }]) {
-      await assertCorrect(spec, shape);
+    for (const id of ["tiled_four_sums", "tiled_one_sum_by_four"]) {
+      const spec = findKernel(id)!;
+      for (
+        const shape of [{ m: 64, k: 80, n: 64 }, { m: 37, k: 101, n: 53 }, { m: 1, k: 3, n: 5 }]
+      ) {
+        await assertCorrect(spec, shape);
+      }
+      assert.match(spec.invalid!({ TILE: 6 }) ?? "", /multiple of 4/);
     }
-    assert.match(spec.invalid!({ TILE: 6 }) ?? "", /multiple of 4/);
   },
 );
 

@@ -75,3 +75,15 @@ export const fourSums: KernelSpec = {
   knob: undefined,
   demo: true,
 };
+
+/**
+ * The control for fourSums (one_sum_by_four.wgsl): its loop, four k steps per trip with the same
+ * tile reads, but one chain of additions. Against fourSums only the chain differs; against the
+ * step only the shape of the loop.
+ */
+export const oneSumByFour: KernelSpec = {
+  ...fourSums,
+  ...variantLayout(layout, "one_sum_by_four", "one_sum_by_four.wgsl"),
+  title: "Tiles, one sum four steps per trip",
+  idea: "four_sums' loop with one chain of additions: the chain apart from the loop's shape.",
+};
