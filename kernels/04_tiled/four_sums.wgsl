@@ -1,8 +1,9 @@
 // tiled, four-sums variant (a control): kernel.wgsl with each invocation's dot product split into
 // four partial sums, k steps p, p + 1, p + 2 and p + 3 of a tile each adding into its own, added
 // together at the end. In kernel.wgsl every multiply-add waits for the one before it (one `sum`);
-// here four are independent. Same tiles, barriers and loads: the difference in speed is what the
-// single chain of additions costs.
+// here four are independent. Same tiles, barriers and loads, but the loop also changes shape (four
+// k steps per trip): one_sum_by_four.wgsl keeps that loop with one sum, so the two together
+// separate the chain of additions from the loop.
 
 struct Dims {
   M: u32,

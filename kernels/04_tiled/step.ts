@@ -58,13 +58,14 @@ export const noWarBarrier: KernelSpec = {
 
 /**
  * Four independent partial sums instead of one chain (four_sums.wgsl): the same tiles, loads and
- * barriers, so its speed against the step's is what the chain of dependent additions costs.
+ * barriers, in a loop of four k steps per trip. With oneSumByFour (that loop, one sum) it separates
+ * the chain of dependent additions from the loop's shape.
  */
 export const fourSums: KernelSpec = {
   ...step,
   ...variantLayout(layout, "four_sums", "four_sums.wgsl"),
   title: "Tiles, four partial sums",
-  idea: "Split each dot product into four independent sums: what the dependent chain costs.",
+  idea: "Split each dot product into four independent sums, four k steps per loop trip.",
   params: { TILE: 16 },
   invalid: (p) =>
     need(

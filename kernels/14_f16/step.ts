@@ -81,7 +81,7 @@ export const storage: KernelSpec = {
 /**
  * The loads alone: A and B read as vec4<f16>, one load per four values where K and N are
  * multiples of 4, as step 12 reads f32 (F16_VEC4=1). Beside f16 and f16 storage at one tile, it
- * measures what the scalar f16 loads cost.
+ * tests whether the scalar f16 loads are what f16 costs.
  */
 export const vec4Loads: KernelSpec = {
   ...step,
