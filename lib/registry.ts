@@ -35,6 +35,8 @@ export const KERNELS: KernelSpec[] = [
   blocktile2d.step,
   blocktile2d.localArray,
   vectorize.step,
+  vectorize.scalarLoads,
+  vectorize.scalarReads,
   bankConflicts.step,
   subgroupTiling.step,
   doubleBuffer.step,

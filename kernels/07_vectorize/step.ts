@@ -1,18 +1,23 @@
-/** Vectorized: 16-byte loads and stores, A transposed in workgroup memory. */
+/**
+ * Vectorized: 16-byte loads and stores, A transposed in workgroup memory; and two controls that
+ * each undo one half of the change, to measure the halves apart.
+ */
 import { launchModel } from "../../lib/steps/launch.ts";
 import { F32_NUMERICS } from "../../lib/accuracy.ts";
-import { type KernelSpec, type Params, stepLayout } from "../../lib/steps/spec.ts";
+import { type KernelSpec, type Params, stepLayout, variantLayout } from "../../lib/steps/spec.ts";
 import { blockGrid, F32, need, threads8x8, VEC4 } from "../../lib/steps/tiling.ts";
 import { blocktile2dInvalid } from "../06_blocktile_2d/step.ts";
 import { vectorizeFigure } from "../../lib/figures/tiles.ts";
-import { pairedVec4Loop } from "../../lib/model/loops.ts";
+import { blockTile2dLoop, pairedVec4Loop } from "../../lib/model/loops.ts";
 
 /** The rules of the vec4 kernels (this step and the ones built on it). */
 export const vec4Invalid = (p: Params): string | undefined =>
   blocktile2dInvalid(p) ?? need([p.BK % 4 === 0, "BK must be a multiple of 4 (vec4 rows)"]);
 
+const layout = stepLayout(import.meta.url);
+
 export const step: KernelSpec = {
-  ...stepLayout(import.meta.url),
+  ...layout,
   title: "Vectorized (vec4)",
   idea: "16-byte loads and stores, and A transposed in workgroup memory so its reads are vec4 too.",
   entryPoint: "main",
@@ -41,4 +46,33 @@ export const step: KernelSpec = {
       "halves the barriers and tile loads per multiply-add and doubles the workgroup memory.",
     points: [8, 16, 32].map((BK) => ({ BK })),
   },
+};
+
+/**
+ * The step's workgroup tiles with 06's global loads (scalar_loads.wgsl): against the step only the
+ * width of the global loads differs, 4 bytes instead of 16.
+ */
+export const scalarLoads: KernelSpec = {
+  ...step,
+  ...variantLayout(layout, "scalar_loads", "scalar_loads.wgsl"),
+  title: "Vectorized, scalar global loads",
+  idea: "The transposed tile and vec4 tile reads, with A and B loaded one float at a time.",
+  space: undefined,
+  knob: undefined,
+  demo: true,
+};
+
+/**
+ * The step's vec4 global loads with 06's workgroup tiles and reads (scalar_reads.wgsl): against
+ * the step only the layout and reads of workgroup memory differ.
+ */
+export const scalarReads: KernelSpec = {
+  ...step,
+  ...variantLayout(layout, "scalar_reads", "scalar_reads.wgsl"),
+  title: "Vectorized, scalar tile reads",
+  idea: "vec4 global loads into 06's untransposed tiles, read as 16 scalars per k step.",
+  loop: blockTile2dLoop,
+  space: undefined,
+  knob: undefined,
+  demo: true,
 };
