@@ -3,8 +3,11 @@
  * one warp's read takes, for the read patterns of steps 06-09. The step model assumes a 16-byte
  * read is served 8 invocations per pass (so at least 4 passes per warp), while the figures of 08
  * and 09 count per warp (1 pass when the 32 lanes ask for at most 128 distinct bytes). The two
- * rules disagree on three patterns (all lanes on one vec4; 2 distinct vec4s; 16 adjacent vec4s
- * each read twice), and agree on the rest, which calibrate the clock.
+ * rules disagree on 07's B read (8 passes or 4) and on the broadcasts of 07's A, 08's B and 09's B;
+ * where both counts fall under the loop's issue floor (about 4.7 clocks per vec4 read here), a
+ * pattern with the same banks (4 vec4s 128 bytes apart, every quarter-warp asking for all 4: 16
+ * passes by quarter-warps, 4 per warp) tells the two rules apart. The f32 patterns calibrate one
+ * pass per clock.
  *
  * Each pattern is one kernel: 256 invocations per workgroup fill 32 KiB of workgroup memory, then
  * every warp reads it READS times in its pattern, shifted by 128 bytes per read (the banks each
@@ -158,6 +161,24 @@ const PATTERNS: Pattern[] = [
     model: 4,
     perWarp: 1,
     where: "07's a0 read (two rows ty per warp)",
+  },
+  {
+    label: "vec4, 4 distinct 128 bytes apart, one per quarter-warp",
+    at: (l, w) => w * 32 + 8 * Math.floor(l / 8),
+    wgsl: "w * 32u + 8u * (l / 8u)",
+    width: 16,
+    model: 4,
+    perWarp: 4,
+    where: "control for the next: same banks, each quarter-warp on one vec4",
+  },
+  {
+    label: "vec4, 4 distinct 128 bytes apart, every quarter-warp all 4",
+    at: (l, w) => w * 32 + 8 * (l % 4),
+    wgsl: "w * 32u + 8u * (l % 4u)",
+    width: 16,
+    model: 16,
+    perWarp: 4,
+    where: "are quarter-warps served apart? 16 passes if so, 4 if the warp is",
   },
   {
     label: "vec4, all lanes one vec4",
