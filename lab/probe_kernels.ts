@@ -10,7 +10,8 @@
  * steps with edge strips on the odd shapes and their aligned neighbours, with and without
  * strips; --parts: each dispatch of a product alone (padding copies, tiles, edge strips);
  * --ablate: autotune validated, then timed with stages of its tile loop left out. --ladder adds
- * every step at 4096 first. Writes DIR/probe.json (every result) and DIR/occupancy.json, and
+ * every step at 4096 first; --occupancy-of a,b,...: only the resident workgroups of the kernels
+ * named (at their defaults). Writes DIR/probe.json (every result) and DIR/occupancy.json, and
  * prints a table last. --quick uses small sizes (a dry run on the software adapter).
  */
 import { acquireGpu, compileWgsl, deviceSlug, loadKernelSource, readBuffer } from "../lib/gpu.ts";
@@ -513,7 +514,23 @@ async function ablations(configs: [string, Params][], shape: Shape) {
 }
 
 const occupancy: { label: string; params: Params; concurrent: number; workgroups: number }[] = [];
-if (args.includes("--ablate")) {
+const occupancyOf = args.includes("--occupancy-of")
+  ? args[args.indexOf("--occupancy-of") + 1].split(",")
+  : undefined;
+if (occupancyOf) {
+  // Only the resident workgroups of the kernels named, at their defaults and the big square.
+  for (const name of occupancyOf) {
+    const spec = kernel(name);
+    const params = kernelParams(gpu, spec, undefined, square(big));
+    const [concurrent, workgroups] = await kernelOccupancy(spec, params, square(big));
+    occupancy.push({ label: spec.id, params, concurrent, workgroups });
+    console.error(`occupancy ${spec.id}: ${concurrent} resident of ${workgroups}`);
+  }
+  Deno.writeTextFileSync(
+    `${outDir}/occupancy.json`,
+    JSON.stringify({ device: gpu.summary, started, commit, occupancy }, null, 1),
+  );
+} else if (args.includes("--ablate")) {
   const shape = square(big);
   const fastest = { BM: 128, BN: 256, BK: 16, PAD: 0, TN: 16, GROUP_M: 8 };
   const square8 = { BM: 128, BN: 128, BK: 8, PAD: 0, TN: 8, GROUP_M: 8 };
