@@ -36,6 +36,7 @@ export const KERNELS: KernelSpec[] = [
   blocktile2d.localArray,
   vectorize.step,
   vectorize.scalarLoads,
+  vectorize.scalarLoadsFirst,
   vectorize.scalarReads,
   bankConflicts.step,
   subgroupTiling.step,

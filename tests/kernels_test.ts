@@ -188,10 +188,16 @@ Deno.test(
 );
 
 Deno.test(
-  "demo: vectorize's two controls compute the same result, padding and strips included",
+  "demo: vectorize's three controls compute the same result, padding and strips included",
   gpuTest,
   async () => {
-    for (const id of ["vectorize_scalar_loads", "vectorize_scalar_reads"]) {
+    for (
+      const id of [
+        "vectorize_scalar_loads",
+        "vectorize_scalar_loads_first",
+        "vectorize_scalar_reads",
+      ]
+    ) {
       const spec = findKernel(id)!;
       for (
         const shape of [{ m: 131, k: 70, n: 129 }, { m: 256, k: 21, n: 255 }, { m: 1, k: 3, n: 5 }]

@@ -76,3 +76,20 @@ export const scalarReads: KernelSpec = {
   knob: undefined,
   demo: true,
 };
+
+/**
+ * scalarLoads with each invocation's eight loads of a tile issued before its first store
+ * (scalar_loads_first.wgsl): against scalarLoads only the order differs. Written out for the
+ * default tile, where each invocation loads four elements of A and four of B.
+ */
+export const scalarLoadsFirst: KernelSpec = {
+  ...scalarLoads,
+  ...variantLayout(layout, "scalar_loads_first", "scalar_loads_first.wgsl"),
+  title: "Vectorized, scalar global loads issued together",
+  idea: "scalar_loads with a tile's eight loads issued before the first store.",
+  invalid: (p) =>
+    vec4Invalid(p) ?? need(
+      [p.BM * p.BK === 4 * threads8x8(p), "BM * BK must be 4 x the invocations"],
+      [p.BK * p.BN === 4 * threads8x8(p), "BK * BN must be 4 x the invocations"],
+    ),
+};

@@ -1,0 +1,139 @@
+// vectorize with scalar global loads issued together (a control for scalar_loads.wgsl): the same
+// loads, stores and reads, but each invocation's eight loads of a tile are issued before its first
+// store, where scalar_loads.wgsl's loops store each element before loading the next. Against
+// scalar_loads.wgsl only the order differs: if a loop trip waits out one load's latency before the
+// next trip's load, this one waits once per tile, as kernel.wgsl's single vec4 trip does.
+//
+// The runner pads A and B as for kernel.wgsl (align k: 4, n: 4); C is written at its real size.
+
+struct Dims {
+  M: u32,
+  K: u32,
+  N: u32,
+  // Row stride of C: the real N (N is B's row length, padded when not a multiple of 4).
+  ldc: u32,
+}
+
+override BM: u32 = 128;
+override BN: u32 = 128;
+override BK: u32 = 8;
+override THREADS: u32 = (BM / 8u) * (BN / 8u);
+
+// Bound as scalars: one 4-byte load each. The bounds check selects the address, as kernel.wgsl
+// does: an element outside the matrix reads the last float of its buffer, which lies in the zero
+// vec4 the runner allocates after A's and B's data.
+@group(0) @binding(0) var<storage, read> A: array<f32>;
+@group(0) @binding(1) var<storage, read> B: array<f32>;
+@group(0) @binding(2) var<storage, read_write> C: array<f32>;
+@group(0) @binding(3) var<uniform> dims: Dims;
+
+// As[k * BM/4 + m/4] holds A rows m..m+3 at column k; Bs[k * BN/4 + n/4] holds B row k,
+// columns n..n+3.
+var<workgroup> As: array<vec4<f32>, BK * BM / 4u>;
+var<workgroup> Bs: array<vec4<f32>, BK * BN / 4u>;
+
+// Four scalar stores: a row of the unpadded C need not start on a 16-byte boundary. They run
+// once per invocation, after the K loop, so they cost little next to the multiply-adds.
+fn store(row: u32, col: u32, v: vec4<f32>) {
+  if (row >= dims.M) {
+    return;
+  }
+  let at = row * dims.ldc + col;
+  if (col + 3u < dims.ldc) {
+    C[at] = v.x;
+    C[at + 1u] = v.y;
+    C[at + 2u] = v.z;
+    C[at + 3u] = v.w;
+    return;
+  }
+  if (col < dims.ldc) { C[at] = v.x; }
+  if (col + 1u < dims.ldc) { C[at + 1u] = v.y; }
+  if (col + 2u < dims.ldc) { C[at + 2u] = v.z; }
+}
+
+// Element i of the A tile (row i / BK, column i % BK) and of the B tile (row i / BN, column i % BN).
+fn loadA(i: u32, m0: u32, k0: u32) -> f32 {
+  let gr = m0 + i / BK;
+  let gk = k0 + i % BK;
+  return A[select(arrayLength(&A) - 1u, gr * dims.K + gk, gr < dims.M && gk < dims.K)];
+}
+
+fn loadB(i: u32, n0: u32, k0: u32) -> f32 {
+  let gk = k0 + i / BN;
+  let gn = n0 + i % BN;
+  return B[select(arrayLength(&B) - 1u, gk * dims.N + gn, gk < dims.K && gn < dims.N)];
+}
+
+fn storeA(i: u32, v: f32) {
+  let r = i / BK;
+  As[(i % BK) * (BM / 4u) + r / 4u][r % 4u] = v;
+}
+
+@compute @workgroup_size(THREADS)
+fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>) {
+  let m0 = wid.y * BM;
+  let n0 = wid.x * BN;
+  let tx = tid % (BN / 8u);
+  let ty = tid / (BN / 8u);
+  // Invocations whose whole block lies past M or N skip the multiply-adds (they still load and
+  // wait at the barriers); where a whole subgroup does, an edge tile costs little.
+  let computes = m0 + ty * 8u < dims.M && n0 + tx * 8u < dims.N;
+  var c00 = vec4<f32>(0.0); var c01 = vec4<f32>(0.0);
+  var c10 = vec4<f32>(0.0); var c11 = vec4<f32>(0.0);
+  var c20 = vec4<f32>(0.0); var c21 = vec4<f32>(0.0);
+  var c30 = vec4<f32>(0.0); var c31 = vec4<f32>(0.0);
+  var c40 = vec4<f32>(0.0); var c41 = vec4<f32>(0.0);
+  var c50 = vec4<f32>(0.0); var c51 = vec4<f32>(0.0);
+  var c60 = vec4<f32>(0.0); var c61 = vec4<f32>(0.0);
+  var c70 = vec4<f32>(0.0); var c71 = vec4<f32>(0.0);
+  let tiles = (dims.K + BK - 1u) / BK;
+  for (var t = 0u; t < tiles; t++) {
+    let k0 = t * BK;
+    // All eight loads are issued before the first store: each invocation's four A and four B
+    // elements (BM * BK = BK * BN = 4 * THREADS, step.ts checks), four THREADS apart.
+    let a0 = loadA(tid, m0, k0);
+    let a1 = loadA(tid + THREADS, m0, k0);
+    let a2 = loadA(tid + 2u * THREADS, m0, k0);
+    let a3 = loadA(tid + 3u * THREADS, m0, k0);
+    let b0 = loadB(tid, n0, k0);
+    let b1 = loadB(tid + THREADS, n0, k0);
+    let b2 = loadB(tid + 2u * THREADS, n0, k0);
+    let b3 = loadB(tid + 3u * THREADS, n0, k0);
+    storeA(tid, a0);
+    storeA(tid + THREADS, a1);
+    storeA(tid + 2u * THREADS, a2);
+    storeA(tid + 3u * THREADS, a3);
+    Bs[tid / 4u][tid % 4u] = b0;
+    Bs[(tid + THREADS) / 4u][tid % 4u] = b1;
+    Bs[(tid + 2u * THREADS) / 4u][tid % 4u] = b2;
+    Bs[(tid + 3u * THREADS) / 4u][tid % 4u] = b3;
+    workgroupBarrier();
+    if (computes) {
+      for (var p = 0u; p < BK; p++) {
+        let a0 = As[p * (BM / 4u) + ty * 2u];
+        let a1 = As[p * (BM / 4u) + ty * 2u + 1u];
+        let b0 = Bs[p * (BN / 4u) + tx * 2u];
+        let b1 = Bs[p * (BN / 4u) + tx * 2u + 1u];
+        c00 += a0.x * b0; c01 += a0.x * b1;
+        c10 += a0.y * b0; c11 += a0.y * b1;
+        c20 += a0.z * b0; c21 += a0.z * b1;
+        c30 += a0.w * b0; c31 += a0.w * b1;
+        c40 += a1.x * b0; c41 += a1.x * b1;
+        c50 += a1.y * b0; c51 += a1.y * b1;
+        c60 += a1.z * b0; c61 += a1.z * b1;
+        c70 += a1.w * b0; c71 += a1.w * b1;
+      }
+    }
+    workgroupBarrier();
+  }
+  let row = m0 + ty * 8u;
+  let col = n0 + tx * 8u;
+  store(row, col, c00); store(row, col + 4u, c01);
+  store(row + 1u, col, c10); store(row + 1u, col + 4u, c11);
+  store(row + 2u, col, c20); store(row + 2u, col + 4u, c21);
+  store(row + 3u, col, c30); store(row + 3u, col + 4u, c31);
+  store(row + 4u, col, c40); store(row + 4u, col + 4u, c41);
+  store(row + 5u, col, c50); store(row + 5u, col + 4u, c51);
+  store(row + 6u, col, c60); store(row + 6u, col + 4u, c61);
+  store(row + 7u, col, c70); store(row + 7u, col + 4u, c71);
+}
