@@ -16,6 +16,7 @@ import { spacePoints } from "../lib/steps/spec.ts";
 import { loadKernelSource, namedDevice } from "../lib/gpu.ts";
 import type { Shape } from "../lib/matrix.ts";
 import { findKernel, KERNELS } from "../lib/registry.ts";
+import { BANK_PATTERNS, bankKernel } from "../lib/banks.ts";
 import { SHAPE_SUITE } from "../lib/suite.ts";
 import { candidates } from "../kernels/13_shapes/plans.ts";
 import { PLAN_DIRECT, PLAN_OUTER, PLAN_ROWDOT, shortkPlan } from "../kernels/13_shapes/launch.ts";
@@ -112,6 +113,9 @@ async function emittedKernels(): Promise<Emitted[]> {
     const params = { ...shapes.params, ...plan };
     if (shapes.invalid?.(params)) continue;
     out.push({ name: `${shapes.id} ${JSON.stringify(plan)}`, code: shapes.generate!(params) });
+  }
+  for (const [name, pattern] of Object.entries(BANK_PATTERNS)) {
+    out.push({ name: `bank probe ${name}`, code: bankKernel(pattern, 64) });
   }
   for (const helper of ["util.wgsl", "edge_strips.wgsl", "ceiling_bandwidth.wgsl"]) {
     out.push({ name: helper, code: await loadKernelSource(helper) });
