@@ -247,6 +247,10 @@ Deno.test("the recorded view: the newest GPU record with the step's sweep", asyn
     assert.equal(found?.source, "GPU host, 2026-01-01, commit abc");
     assert.deepEqual(found?.sweep, timed);
     assert.equal(await recordedKnob(findKernel("naive")!), undefined);
+    // A sweep at another size is not the knob's record at this one.
+    const { m, k, n } = timed.points[0].result;
+    assert.deepEqual((await recordedKnob(findKernel("tiled")!, { m, k, n }))?.sweep, timed);
+    assert.equal(await recordedKnob(findKernel("tiled")!, { m: m + 1, k, n }), undefined);
   } finally {
     setRecordsDir();
   }

@@ -6,7 +6,7 @@
 import { knobChart, type KnobRun } from "../charts/knob.ts";
 import { shortCommit } from "../charts/common.ts";
 import { defaultPoint, knobShape, sweepKnob } from "../search.ts";
-import { shapeLabel } from "../matrix.ts";
+import { type Shape, shapeLabel } from "../matrix.ts";
 import type { KernelResult, KnobSweep } from "../record.ts";
 import { type KernelSpec, type Params, stepName } from "../registry.ts";
 import { showChart } from "./charts.ts";
@@ -46,12 +46,17 @@ export interface KnobOptions {
 }
 
 /**
- * This step's knob in the notebook's record, or else in the newest GPU record that swept it,
- * with the line naming that run.
+ * This step's knob in the notebook's record, or else in the newest GPU record that swept it (at
+ * `shape`, when given: a sweep at another size is no comparison), with the line naming that run.
  */
-export async function recordedKnob(spec: KernelSpec): Promise<KnobRun | undefined> {
+export async function recordedKnob(spec: KernelSpec, shape?: Shape): Promise<KnobRun | undefined> {
+  const atShape = (k: KnobSweep) =>
+    !shape ||
+    k.points.every(({ result: r }) => r.m === shape.m && r.k === shape.k && r.n === shape.n);
   const sweepOf = (knobs: KnobSweep[] = []) =>
-    knobs.find((k) => stepName(k.kernel) === spec.name && k.points.some((p) => p.result.gflops));
+    knobs.find((k) =>
+      stepName(k.kernel) === spec.name && atShape(k) && k.points.some((p) => p.result.gflops)
+    );
   const found = await newestGpuSection((r) => sweepOf(r.knobs) !== undefined, { beyondPin: true });
   if (!found) return undefined;
   const r = found.record;
@@ -104,7 +109,7 @@ export async function showKnob(s: Session, step: string, opts: KnobOptions = {})
       live.update(`running ${spec.id} ${point.label} at ${shapeLabel(shape)} (${i + 1}/${total})`),
   });
   // A renamed knob turns other parameters than the recorded sweep did: nothing to set beside it.
-  const recorded = opts.name ? undefined : await recordedKnob(spec);
+  const recorded = opts.name ? undefined : await recordedKnob(spec, shape);
   const yours = `${s.summary.description}${s.software ? " (software)" : ""}, live`;
   await live.update(knobTable(spec, mine, yours, recorded));
   const runs: KnobRun[] = [{ source: yours, sweep: mine }, ...(recorded ? [recorded] : [])];
