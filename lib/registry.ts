@@ -34,6 +34,7 @@ export const KERNELS: KernelSpec[] = [
   blocktile1d.step,
   blocktile2d.step,
   blocktile2d.localArray,
+  blocktile2d.loadsFirst,
   vectorize.step,
   vectorize.scalarLoads,
   vectorize.scalarLoadsFirst,

@@ -172,6 +172,20 @@ Deno.test("demo: the local-array 2D blocktile computes the same result", gpuTest
 });
 
 Deno.test(
+  "demo: the 2D blocktile with its loads issued first computes the same result",
+  gpuTest,
+  async () => {
+    const spec = findKernel("blocktile_2d_loads_first")!;
+    for (
+      const shape of [{ m: 131, k: 70, n: 129 }, { m: 256, k: 21, n: 255 }, { m: 1, k: 3, n: 5 }]
+    ) {
+      await assertCorrect(spec, shape);
+    }
+    assert.match(spec.invalid!({ BM: 64, BN: 128, BK: 8 }) ?? "", /4 x the invocations/);
+  },
+);
+
+Deno.test(
   "demo: the four-sums tile and its one-sum control compute the same result, tails included",
   gpuTest,
   async () => {

@@ -55,3 +55,23 @@ export const localArray: KernelSpec = {
   space: undefined,
   demo: true,
 };
+
+/**
+ * The step with each invocation's eight loads of a tile issued before its first store
+ * (loads_first.wgsl): against the step only the order differs. Written out for the default tile,
+ * where each invocation loads four elements of A and four of B.
+ */
+export const loadsFirst: KernelSpec = {
+  ...step,
+  ...variantLayout(layout, "loads_first", "loads_first.wgsl"),
+  title: "2D blocktiling, tile loads issued together",
+  idea: "The step with a tile's eight loads issued before the first store.",
+  invalid: (p) =>
+    blocktile2dInvalid(p) ?? need(
+      [p.BM * p.BK === 4 * threads8x8(p), "BM * BK must be 4 x the invocations"],
+      [p.BK * p.BN === 4 * threads8x8(p), "BK * BN must be 4 x the invocations"],
+    ),
+  space: undefined,
+  knob: undefined,
+  demo: true,
+};
