@@ -57,6 +57,16 @@ export const localArray: KernelSpec = {
 };
 
 /**
+ * The rule of the controls that write out a tile's loads (loads_first.wgsl here, 07's
+ * scalar_loads_first.wgsl): each invocation loads exactly four scalars of A and four of B.
+ */
+export const fourLoadsEach = (p: Params): string | undefined =>
+  need(
+    [p.BM * p.BK === 4 * threads8x8(p), "BM * BK must be 4 x the invocations"],
+    [p.BK * p.BN === 4 * threads8x8(p), "BK * BN must be 4 x the invocations"],
+  );
+
+/**
  * The step with each invocation's eight loads of a tile issued before its first store
  * (loads_first.wgsl): against the step only the order differs. Written out for the default tile,
  * where each invocation loads four elements of A and four of B.
@@ -66,11 +76,7 @@ export const loadsFirst: KernelSpec = {
   ...variantLayout(layout, "loads_first", "loads_first.wgsl"),
   title: "2D blocktiling, tile loads issued together",
   idea: "The step with a tile's eight loads issued before the first store.",
-  invalid: (p) =>
-    blocktile2dInvalid(p) ?? need(
-      [p.BM * p.BK === 4 * threads8x8(p), "BM * BK must be 4 x the invocations"],
-      [p.BK * p.BN === 4 * threads8x8(p), "BK * BN must be 4 x the invocations"],
-    ),
+  invalid: (p) => blocktile2dInvalid(p) ?? fourLoadsEach(p),
   space: undefined,
   knob: undefined,
   demo: true,

@@ -6,7 +6,7 @@ import { launchModel } from "../../lib/steps/launch.ts";
 import { F32_NUMERICS } from "../../lib/accuracy.ts";
 import { type KernelSpec, type Params, stepLayout, variantLayout } from "../../lib/steps/spec.ts";
 import { blockGrid, F32, need, threads8x8, VEC4 } from "../../lib/steps/tiling.ts";
-import { blocktile2dInvalid } from "../06_blocktile_2d/step.ts";
+import { blocktile2dInvalid, fourLoadsEach } from "../06_blocktile_2d/step.ts";
 import { vectorizeFigure } from "../../lib/figures/tiles.ts";
 import { blockTile2dLoop, pairedVec4Loop } from "../../lib/model/loops.ts";
 
@@ -87,9 +87,5 @@ export const scalarLoadsFirst: KernelSpec = {
   ...variantLayout(layout, "scalar_loads_first", "scalar_loads_first.wgsl"),
   title: "Vectorized, scalar global loads issued together",
   idea: "scalar_loads with a tile's eight loads issued before the first store.",
-  invalid: (p) =>
-    vec4Invalid(p) ?? need(
-      [p.BM * p.BK === 4 * threads8x8(p), "BM * BK must be 4 x the invocations"],
-      [p.BK * p.BN === 4 * threads8x8(p), "BK * BN must be 4 x the invocations"],
-    ),
+  invalid: (p) => vec4Invalid(p) ?? fourLoadsEach(p),
 };
