@@ -19,11 +19,10 @@
  *
  * Everything else is 11's algorithm: each invocation owns 8 rows x TN columns of C in vec4
  * registers, a 32-invocation subgroup owns a 32 x 8*TN block, the next tile's global loads are
- * issued before the current tile's multiply-adds when there is a next tile (AHEAD 1 loads past
- * the last tile unconditionally instead, one branch fewer per tile; the search decides), bounds
- * checks select the load's address (an
- * element outside the matrix reads the zero vec4 the runner keeps after A and B), and C is
- * written at its real size. The text is deterministic: the same parameters give the same text.
+ * issued before the current tile's multiply-adds when there is a next tile, bounds checks select
+ * the load's address (an element outside the matrix reads the zero vec4 the runner keeps after A
+ * and B), and C is written at its real size. AHEAD 1 reorders the written-out k loop: each step
+ * reads the next step's fragments before its own multiply-adds (the search decides). The text is deterministic: the same parameters give the same text.
  */
 import { lines, productInterface } from "../../lib/steps/wgsl.ts";
 
