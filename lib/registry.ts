@@ -39,6 +39,7 @@ export const KERNELS: KernelSpec[] = [
   vectorize.scalarLoads,
   vectorize.scalarLoadsFirst,
   vectorize.scalarReads,
+  vectorize.loadsFirst,
   bankConflicts.step,
   subgroupTiling.step,
   doubleBuffer.step,

@@ -202,7 +202,7 @@ Deno.test(
 );
 
 Deno.test(
-  "demo: vectorize's three controls compute the same result, padding and strips included",
+  "demo: vectorize's four controls compute the same result, padding and strips included",
   gpuTest,
   async () => {
     for (
@@ -210,6 +210,7 @@ Deno.test(
         "vectorize_scalar_loads",
         "vectorize_scalar_loads_first",
         "vectorize_scalar_reads",
+        "vectorize_loads_first",
       ]
     ) {
       const spec = findKernel(id)!;

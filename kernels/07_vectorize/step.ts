@@ -89,3 +89,23 @@ export const scalarLoadsFirst: KernelSpec = {
   idea: "scalar_loads with a tile's eight loads issued before the first store.",
   invalid: (p) => vec4Invalid(p) ?? fourLoadsEach(p),
 };
+
+/**
+ * The step with each invocation's two tile loads issued before its first store (loads_first.wgsl):
+ * against the step only the order differs. Written out for the default tile, where each
+ * invocation loads one vec4 of A and one of B.
+ */
+export const loadsFirst: KernelSpec = {
+  ...step,
+  ...variantLayout(layout, "loads_first", "loads_first.wgsl"),
+  title: "Vectorized, tile loads issued together",
+  idea: "The step with a tile's two vec4 loads issued before the first store.",
+  invalid: (p) =>
+    vec4Invalid(p) ?? need(
+      [p.BM * p.BK === 4 * threads8x8(p), "BM * BK / 4 must be the invocations"],
+      [p.BK * p.BN === 4 * threads8x8(p), "BK * BN / 4 must be the invocations"],
+    ),
+  space: undefined,
+  knob: undefined,
+  demo: true,
+};
