@@ -250,7 +250,16 @@ Deno.test("the recorded view: the newest GPU record with the step's sweep", asyn
     // A sweep at another size is not the knob's record at this one.
     const { m, k, n } = timed.points[0].result;
     assert.deepEqual((await recordedKnob(findKernel("tiled")!, { m, k, n }))?.sweep, timed);
+    // No sweep at the live shape and none at the bench's 4096: nothing to set beside it.
     assert.equal(await recordedKnob(findKernel("tiled")!, { m: m + 1, k, n }), undefined);
+    // An older sweep at 4096 stands in for a live shape no record swept (a small live run); the
+    // newer sweep at another size does not.
+    const big = structuredClone(timed);
+    for (const p of big.points) p.result = { ...p.result, m: 4096, k: 4096, n: 4096 };
+    await writeRecord(gpuRun("2025-12-01T00:00:00.000Z", [big]), `${dir}/c.json`);
+    const fallback = await recordedKnob(findKernel("tiled")!, { m: 256, k: 256, n: 256 });
+    assert.equal(fallback?.source, "GPU host, 2025-12-01, commit abc");
+    assert.deepEqual((await recordedKnob(findKernel("tiled")!, { m, k, n }))?.sweep, timed);
   } finally {
     setRecordsDir();
   }

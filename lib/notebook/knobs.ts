@@ -46,10 +46,18 @@ export interface KnobOptions {
 }
 
 /**
- * This step's knob in the notebook's record, or else in the newest GPU record that swept it (at
- * `shape`, when given: a sweep at another size is no comparison), with the line naming that run.
+ * This step's knob in the notebook's record, or else in the newest GPU record that swept it, with
+ * the line naming that run. Given the live `shape`, a sweep at that shape comes first, then one at
+ * the bench's own sweep size (4096): a record's sweep at some other size is never the comparison.
  */
 export async function recordedKnob(spec: KernelSpec, shape?: Shape): Promise<KnobRun | undefined> {
+  if (shape) {
+    return await recordedKnobAt(spec, shape) ?? await recordedKnobAt(spec, knobShape(spec, 4096));
+  }
+  return recordedKnobAt(spec);
+}
+
+async function recordedKnobAt(spec: KernelSpec, shape?: Shape): Promise<KnobRun | undefined> {
   const atShape = (k: KnobSweep) =>
     !shape ||
     k.points.every(({ result: r }) => r.m === shape.m && r.k === shape.k && r.n === shape.n);
