@@ -45,6 +45,7 @@ export const KERNELS: KernelSpec[] = [
   doubleBuffer.step,
   doubleBuffer.flat,
   doubleBuffer.singleBuffer,
+  doubleBuffer.stashFirst,
   autotune.step,
   generated.step,
   shapes.step,

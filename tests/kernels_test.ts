@@ -237,6 +237,21 @@ Deno.test(
   },
 );
 
+Deno.test(
+  "demo: double buffering stored before the multiply-adds computes the same result",
+  gpuTest,
+  async () => {
+    const spec = findKernel("double_buffer_stash_first")!;
+    assert.equal(spec.params.STASH_FIRST, 1);
+    for (
+      const shape of [{ m: 131, k: 70, n: 129 }, { m: 256, k: 520, n: 256 }, { m: 33, k: 7, n: 41 }]
+    ) {
+      await assertCorrect(spec, shape);
+    }
+    assert.match(spec.invalid!({ ...spec.params, BUFFERS: 1 }) ?? "", /two copies/);
+  },
+);
+
 // lavapipe runs a workgroup's invocations in chunks of 8 that take turns at barriers, so with a
 // barrier missing some chunks read tiles that others have not written yet (RAW) or have already
 // overwritten (WAR). In every run here the race showed up, given K spans several tiles and a

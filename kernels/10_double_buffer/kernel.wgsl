@@ -37,6 +37,10 @@ override WARP_TILES: u32 = 1u;
 // copy, so a second barrier must wait for every read of it before the next tile overwrites it
 // (workgroup memory stays allocated for two, so both keep the same occupancy).
 override BUFFERS: u32 = 2u;
+// 0: the next tile is stored after this tile's multiply-adds, its loads in flight meanwhile. 1, a
+// control: stored before them (into the other copy, free since the last barrier), so each tile's
+// loads are still issued together but their wait is no longer hidden behind the multiply-adds.
+override STASH_FIRST: u32 = 0u;
 override THREADS: u32 = (BM / 8u) * (BN / 8u);
 override AS: u32 = BM / 4u + PAD;
 // vec4 loads per invocation per tile, of A and of B.
@@ -185,6 +189,9 @@ fn main(
     if (hasNext) {
       next = fetch(tid, m0, n0, (t + 1u) * BK);
     }
+    if (STASH_FIRST == 1u && hasNext) {
+      stash(tid, 1u - cur, next);
+    }
     let aBuf = cur * A_TILE;
     let bBuf = cur * B_TILE;
     if (computes) {
@@ -205,7 +212,7 @@ fn main(
     }
     // One copy (the control): every read of it must finish before the stash overwrites it.
     if (BUFFERS == 1u) { workgroupBarrier(); }
-    if (hasNext) {
+    if (STASH_FIRST == 0u && hasNext) {
       stash(tid, select(0u, 1u - cur, BUFFERS == 2u), next);
     }
     workgroupBarrier();

@@ -71,3 +71,22 @@ export const singleBuffer: KernelSpec = {
   knob: undefined,
   demo: true,
 };
+
+/**
+ * The two copies with the next tile stored before the multiply-adds (STASH_FIRST = 1): its loads
+ * are still issued together, but the invocation now waits for them before it computes. Between
+ * this and the step, what hiding the loads behind the multiply-adds buys.
+ */
+export const stashFirst: KernelSpec = {
+  ...step,
+  ...variantLayout(layout, "stash_first"),
+  title: "Double buffering, stored before the multiply-adds",
+  idea: "10 with the next tile stored before the multiply-adds: loads issued together, not hidden.",
+  params: { ...step.params, STASH_FIRST: 1 },
+  invalid: (p) =>
+    need([p.BUFFERS === undefined || p.BUFFERS === 2, "STASH_FIRST needs the two copies"]) ??
+      withSwitch("STASH_FIRST", [0, 1])(p),
+  space: undefined,
+  knob: undefined,
+  demo: true,
+};
