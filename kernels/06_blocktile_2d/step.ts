@@ -58,7 +58,8 @@ export const localArray: KernelSpec = {
 
 /**
  * The rule of the controls that write out a tile's loads (loads_first.wgsl here, 07's
- * scalar_loads_first.wgsl): each invocation loads exactly four scalars of A and four of B.
+ * scalar_loads_first.wgsl and loads_first.wgsl): BM * BK and BK * BN are four per invocation, so
+ * each loads exactly four scalars of A and four of B, or one vec4 of each.
  */
 export const fourLoadsEach = (p: Params): string | undefined =>
   need(

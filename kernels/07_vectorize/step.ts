@@ -100,11 +100,7 @@ export const loadsFirst: KernelSpec = {
   ...variantLayout(layout, "loads_first", "loads_first.wgsl"),
   title: "Vectorized, tile loads issued together",
   idea: "The step with a tile's two vec4 loads issued before the first store.",
-  invalid: (p) =>
-    vec4Invalid(p) ?? need(
-      [p.BM * p.BK === 4 * threads8x8(p), "BM * BK / 4 must be the invocations"],
-      [p.BK * p.BN === 4 * threads8x8(p), "BK * BN / 4 must be the invocations"],
-    ),
+  invalid: (p) => vec4Invalid(p) ?? fourLoadsEach(p),
   space: undefined,
   knob: undefined,
   demo: true,
