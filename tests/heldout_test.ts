@@ -329,6 +329,15 @@ Deno.test("results table: suite and held-out side by side, the shapes lowest rat
       ladder,
     );
     assert.deepEqual(shown.map((x) => x.path), ["l1", "l2"]);
+    // The same steps at other shapes are another experiment: both stay.
+    const other = steps("2026-11-06T00:00:00.000Z", h200.device, {
+      results: h200.results.map((row) => ({ ...row, m: row.m + 1 })),
+    });
+    const both = laterRuns(
+      [steps("2026-11-02T00:00:00.000Z"), other].map((r, i) => ({ path: `s${i}`, record: r })),
+      ladder,
+    );
+    assert.deepEqual(both.map((x) => x.path), ["s0", "s1"]);
 
     // A held-out run that left the suite to another call takes the suite from the run of its
     // device and commit with the most suite shapes, and names it.

@@ -232,9 +232,11 @@ function newestOfEach<T extends { record: RunRecord }>(
 }
 
 /**
- * The runs after the ladder's record `ladder` that the README shows beside it: of each device and
- * set of steps, the newest complete GPU run with a validated result, held-out runs left out (the
- * held-out section shows them). `runs` sorted by date, as listRecords returns them.
+ * The runs after the ladder's record `ladder` that the README shows beside it: of each device, set
+ * of steps and set of shapes, the newest complete GPU run with a validated result (a repeat
+ * replaces its older twin; the same steps at other shapes are another experiment and stay),
+ * held-out runs left out (the held-out section shows them). `runs` sorted by date, as
+ * listRecords returns them.
  */
 export function laterRuns<T extends { record: RunRecord }>(runs: T[], ladder: RunRecord): T[] {
   return newestOfEach(runs, (r) => {
@@ -243,7 +245,8 @@ export function laterRuns<T extends { record: RunRecord }>(runs: T[], ladder: Ru
       !r.results.some((row) => row.validated)
     ) return undefined;
     const steps = [...new Set(r.results.map((row) => currentId(row.kernel)))].sort().join(",");
-    return `${deviceSlug(r.device)} ${steps}`;
+    const shapes = uniqueShapes(r.results).map(shapeLabel).sort().join(",");
+    return `${deviceSlug(r.device)} ${steps} ${shapes}`;
   });
 }
 
