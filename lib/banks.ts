@@ -125,13 +125,8 @@ const offsets = (p: BankPattern) => Array.from({ length: 32 }, (_, l) => p.at(l,
 export const quarterWarpPasses = (p: BankPattern): number => wavefronts(offsets(p), p.width);
 
 /** Passes if the whole warp were served at once: the most distinct words any bank holds. */
-export function wholeWarpPasses(p: BankPattern): number {
-  const words = new Set<number>();
-  for (const at of offsets(p)) for (let b = 0; b < p.width; b += 4) words.add((at + b) / 4);
-  const perBank = new Map<number, number>();
-  for (const w of words) perBank.set(w % BANKS, (perBank.get(w % BANKS) ?? 0) + 1);
-  return Math.max(...perBank.values());
-}
+export const wholeWarpPasses = (p: BankPattern): number =>
+  wavefronts(offsets(p), p.width, BANKS, 4, 32);
 
 /** The kernel for one pattern: fill, barrier, `reads` reads shifted 128 bytes each, XOR, write. */
 export function bankKernel(p: BankPattern, reads: number): string {

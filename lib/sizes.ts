@@ -35,13 +35,16 @@ export function defaultShapes(
   return step?.suite ? uniqueShapes([...tutorial, ...SHAPE_SUITE]) : tutorial;
 }
 
+/** The square size a GPU run's searches and knob sweeps run at. */
+export const GPU_SWEEP_SIZE = 4096;
+
 /**
- * The one square size a search or a sweep runs at: 4096 when the run has it (a GPU's defaults
- * do), else the run's largest square size (a software adapter's, or the sizes given).
+ * The one square size a search or a sweep runs at: GPU_SWEEP_SIZE when the run has it (a GPU's
+ * defaults do), else the run's largest square size (a software adapter's, or the sizes given).
  */
 export function sweepSize(shapes: Shape[]): number {
   const squares = shapes.filter((s) => s.m === s.k && s.k === s.n).map((s) => s.m);
-  return squares.includes(4096) ? 4096 : Math.max(...squares, 64);
+  return squares.includes(GPU_SWEEP_SIZE) ? GPU_SWEEP_SIZE : Math.max(...squares, 64);
 }
 
 /** Each odd shape of a GPU run and the aligned shape its throughput is compared with. */

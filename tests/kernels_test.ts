@@ -56,6 +56,20 @@ async function assertCorrect(spec: KernelSpec, shape: Shape, params?: Record<str
   assert.ok(ratios.length === 4 && ratios.every((x) => x <= 1), JSON.stringify(r.errRatios));
 }
 
+/** Each named kernel (a control or teaching variant) against the reference at each shape. */
+async function assertCorrectOn(ids: string[], shapes: Shape[]) {
+  for (const id of ids) {
+    for (const shape of shapes) await assertCorrect(findKernel(id)!, shape);
+  }
+}
+
+/** Shapes for the controls: a tile's tails, K below a vec4 row's padding, and a tiny product. */
+const CONTROL_SHAPES: Shape[] = [{ m: 131, k: 70, n: 129 }, { m: 256, k: 21, n: 255 }, {
+  m: 1,
+  k: 3,
+  n: 5,
+}];
+
 for (const spec of ladder) {
   Deno.test(`${spec.id}: matches the reference on random shapes`, gpuTest, async () => {
     const seed = freshSeed();
@@ -175,12 +189,8 @@ Deno.test(
   "demo: the 2D blocktile with its loads issued first computes the same result",
   gpuTest,
   async () => {
+    await assertCorrectOn(["blocktile_2d_loads_first"], CONTROL_SHAPES);
     const spec = findKernel("blocktile_2d_loads_first")!;
-    for (
-      const shape of [{ m: 131, k: 70, n: 129 }, { m: 256, k: 21, n: 255 }, { m: 1, k: 3, n: 5 }]
-    ) {
-      await assertCorrect(spec, shape);
-    }
     assert.match(spec.invalid!({ BM: 64, BN: 128, BK: 8 }) ?? "", /4 x the invocations/);
   },
 );
@@ -189,14 +199,14 @@ Deno.test(
   "demo: the four-sums tile and its one-sum control compute the same result, tails included",
   gpuTest,
   async () => {
-    for (const id of ["tiled_four_sums", "tiled_one_sum_by_four"]) {
-      const spec = findKernel(id)!;
-      for (
-        const shape of [{ m: 64, k: 80, n: 64 }, { m: 37, k: 101, n: 53 }, { m: 1, k: 3, n: 5 }]
-      ) {
-        await assertCorrect(spec, shape);
-      }
-      assert.match(spec.invalid!({ TILE: 6 }) ?? "", /multiple of 4/);
+    const ids = ["tiled_four_sums", "tiled_one_sum_by_four"];
+    await assertCorrectOn(ids, [{ m: 64, k: 80, n: 64 }, { m: 37, k: 101, n: 53 }, {
+      m: 1,
+      k: 3,
+      n: 5,
+    }]);
+    for (const id of ids) {
+      assert.match(findKernel(id)!.invalid!({ TILE: 6 }) ?? "", /multiple of 4/);
     }
   },
 );
@@ -204,36 +214,28 @@ Deno.test(
 Deno.test(
   "demo: vectorize's four controls compute the same result, padding and strips included",
   gpuTest,
-  async () => {
-    for (
-      const id of [
-        "vectorize_scalar_loads",
-        "vectorize_scalar_loads_first",
-        "vectorize_scalar_reads",
-        "vectorize_loads_first",
-      ]
-    ) {
-      const spec = findKernel(id)!;
-      for (
-        const shape of [{ m: 131, k: 70, n: 129 }, { m: 256, k: 21, n: 255 }, { m: 1, k: 3, n: 5 }]
-      ) {
-        await assertCorrect(spec, shape);
-      }
-    }
-  },
+  () =>
+    assertCorrectOn([
+      "vectorize_scalar_loads",
+      "vectorize_scalar_loads_first",
+      "vectorize_scalar_reads",
+      "vectorize_loads_first",
+    ], CONTROL_SHAPES),
 );
+
+/** Shapes for 10's controls: tails, several k tiles (both copies in use), K below one tile. */
+const BUFFER_SHAPES: Shape[] = [{ m: 131, k: 70, n: 129 }, { m: 256, k: 520, n: 256 }, {
+  m: 33,
+  k: 7,
+  n: 41,
+}];
 
 Deno.test(
   "demo: the prefetch with one buffer computes the same result, tails included",
   gpuTest,
   async () => {
-    const spec = findKernel("double_buffer_single")!;
-    assert.equal(spec.params.BUFFERS, 1);
-    for (
-      const shape of [{ m: 131, k: 70, n: 129 }, { m: 256, k: 520, n: 256 }, { m: 33, k: 7, n: 41 }]
-    ) {
-      await assertCorrect(spec, shape);
-    }
+    assert.equal(findKernel("double_buffer_single")!.params.BUFFERS, 1);
+    await assertCorrectOn(["double_buffer_single"], BUFFER_SHAPES);
   },
 );
 
@@ -243,11 +245,7 @@ Deno.test(
   async () => {
     const spec = findKernel("double_buffer_stash_first")!;
     assert.equal(spec.params.STASH_FIRST, 1);
-    for (
-      const shape of [{ m: 131, k: 70, n: 129 }, { m: 256, k: 520, n: 256 }, { m: 33, k: 7, n: 41 }]
-    ) {
-      await assertCorrect(spec, shape);
-    }
+    await assertCorrectOn(["double_buffer_stash_first"], BUFFER_SHAPES);
     assert.match(spec.invalid!({ ...spec.params, BUFFERS: 1 }) ?? "", /two copies/);
   },
 );

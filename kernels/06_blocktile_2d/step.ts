@@ -57,9 +57,9 @@ export const localArray: KernelSpec = {
 };
 
 /**
- * The rule of the controls that write out a tile's loads (loads_first.wgsl here, 07's
- * scalar_loads_first.wgsl and loads_first.wgsl): BM * BK and BK * BN are four per invocation, so
- * each loads exactly four scalars of A and four of B, or one vec4 of each.
+ * The rule of the controls that write out a tile's loads (loads_first.wgsl here; 07's
+ * scalar_loads.wgsl at LOADS_FIRST 1 and loads_first.wgsl): BM * BK and BK * BN are four per
+ * invocation, so each loads exactly four scalars of A and four of B, or one vec4 of each.
  */
 export const fourLoadsEach = (p: Params): string | undefined =>
   need(

@@ -1,6 +1,9 @@
 // vectorize with scalar global loads (a control for kernel.wgsl): the same transposed A tile,
 // vec4 reads of both tiles and address bounds check, but A and B are loaded from global memory
 // one float at a time, as in 06. Against kernel.wgsl only the width of the global loads differs.
+// With LOADS_FIRST 1 (a control for this one), each invocation's eight loads of a tile are issued
+// before its first store, where the loops store each element before loading the next: against
+// LOADS_FIRST 0 only the order differs.
 //
 // The runner pads A and B as for kernel.wgsl (align k: 4, n: 4); C is written at its real size.
 
@@ -16,6 +19,9 @@ override BM: u32 = 128;
 override BN: u32 = 128;
 override BK: u32 = 8;
 override THREADS: u32 = (BM / 8u) * (BN / 8u);
+// 1: the tile's loads written out and issued together, for the tile where each invocation loads
+// four elements of A and four of B (BM * BK = BK * BN = 4 * THREADS, step.ts checks).
+override LOADS_FIRST: u32 = 0u;
 
 // Bound as scalars: one 4-byte load each. The bounds check selects the address, as kernel.wgsl
 // does: an element outside the matrix reads the last float of its buffer, which lies in the zero
@@ -49,6 +55,29 @@ fn store(row: u32, col: u32, v: vec4<f32>) {
   if (col + 2u < dims.ldc) { C[at + 2u] = v.z; }
 }
 
+// Element i of the A tile (row i / BK, column i % BK) and of the B tile (row i / BN, column
+// i % BN), and where each goes: A's into its lane of the transposed tile.
+fn loadA(i: u32, m0: u32, k0: u32) -> f32 {
+  let gr = m0 + i / BK;
+  let gk = k0 + i % BK;
+  return A[select(arrayLength(&A) - 1u, gr * dims.K + gk, gr < dims.M && gk < dims.K)];
+}
+
+fn loadB(i: u32, n0: u32, k0: u32) -> f32 {
+  let gk = k0 + i / BN;
+  let gn = n0 + i % BN;
+  return B[select(arrayLength(&B) - 1u, gk * dims.N + gn, gk < dims.K && gn < dims.N)];
+}
+
+fn storeA(i: u32, v: f32) {
+  let r = i / BK;
+  As[(i % BK) * (BM / 4u) + r / 4u][r % 4u] = v;
+}
+
+fn storeB(i: u32, v: f32) {
+  Bs[i / 4u][i % 4u] = v;
+}
+
 @compute @workgroup_size(THREADS)
 fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>) {
   let m0 = wid.y * BM;
@@ -69,20 +98,30 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
   let tiles = (dims.K + BK - 1u) / BK;
   for (var t = 0u; t < tiles; t++) {
     let k0 = t * BK;
-    // A tile: BM rows of BK scalars, each written into its lane of the transposed tile.
-    for (var i = tid; i < BM * BK; i += THREADS) {
-      let r = i / BK;
-      let k = i % BK;
-      let gr = m0 + r;
-      let gk = k0 + k;
-      As[k * (BM / 4u) + r / 4u][r % 4u] =
-        A[select(arrayLength(&A) - 1u, gr * dims.K + gk, gr < dims.M && gk < dims.K)];
-    }
-    for (var i = tid; i < BK * BN; i += THREADS) {
-      let gk = k0 + i / BN;
-      let gn = n0 + i % BN;
-      Bs[i / 4u][i % 4u] =
-        B[select(arrayLength(&B) - 1u, gk * dims.N + gn, gk < dims.K && gn < dims.N)];
+    if (LOADS_FIRST == 1u) {
+      let a0 = loadA(tid, m0, k0);
+      let a1 = loadA(tid + THREADS, m0, k0);
+      let a2 = loadA(tid + 2u * THREADS, m0, k0);
+      let a3 = loadA(tid + 3u * THREADS, m0, k0);
+      let b0 = loadB(tid, n0, k0);
+      let b1 = loadB(tid + THREADS, n0, k0);
+      let b2 = loadB(tid + 2u * THREADS, n0, k0);
+      let b3 = loadB(tid + 3u * THREADS, n0, k0);
+      storeA(tid, a0);
+      storeA(tid + THREADS, a1);
+      storeA(tid + 2u * THREADS, a2);
+      storeA(tid + 3u * THREADS, a3);
+      storeB(tid, b0);
+      storeB(tid + THREADS, b1);
+      storeB(tid + 2u * THREADS, b2);
+      storeB(tid + 3u * THREADS, b3);
+    } else {
+      for (var i = tid; i < BM * BK; i += THREADS) {
+        storeA(i, loadA(i, m0, k0));
+      }
+      for (var i = tid; i < BK * BN; i += THREADS) {
+        storeB(i, loadB(i, n0, k0));
+      }
     }
     workgroupBarrier();
     if (computes) {

@@ -79,14 +79,15 @@ export const scalarReads: KernelSpec = {
 
 /**
  * scalarLoads with each invocation's eight loads of a tile issued before its first store
- * (scalar_loads_first.wgsl): against scalarLoads only the order differs. Written out for the
- * default tile, where each invocation loads four elements of A and four of B.
+ * (LOADS_FIRST 1 in scalar_loads.wgsl): against scalarLoads only the order differs. Written out for
+ * the default tile, where each invocation loads four elements of A and four of B.
  */
 export const scalarLoadsFirst: KernelSpec = {
   ...scalarLoads,
-  ...variantLayout(layout, "scalar_loads_first", "scalar_loads_first.wgsl"),
+  ...variantLayout(layout, "scalar_loads_first", "scalar_loads.wgsl"),
   title: "Vectorized, scalar global loads issued together",
   idea: "scalar_loads with a tile's eight loads issued before the first store.",
+  params: { ...scalarLoads.params, LOADS_FIRST: 1 },
   invalid: (p) => vec4Invalid(p) ?? fourLoadsEach(p),
 };
 

@@ -111,15 +111,17 @@ const wavefrontBytes = (d: GpuModel) => d.sm.banks * d.sm.bankBytes;
 
 /**
  * Wavefronts one warp-wide access takes under the rule in the module's note: `offsets` holds
- * each of the 32 invocations' byte offsets (undefined: inactive), `width` bytes each.
+ * each of the 32 invocations' byte offsets (undefined: inactive), `width` bytes each. `perPhase`,
+ * the invocations served together, defaults to the rule's; 32 counts the whole warp at once (the
+ * count the bank probe, lib/banks.ts, sets against the rule).
  */
 export function wavefronts(
   offsets: (number | undefined)[],
   width: number,
   banks = 32,
   bankBytes = 4,
+  perPhase = Math.min(32, (banks * bankBytes) / width),
 ): number {
-  const perPhase = Math.min(32, (banks * bankBytes) / width);
   let total = 0;
   for (let start = 0; start < offsets.length; start += perPhase) {
     const words = new Set<number>();

@@ -7,6 +7,7 @@ import { knobChart, type KnobRun } from "../charts/knob.ts";
 import { shortCommit } from "../charts/common.ts";
 import { defaultPoint, knobShape, sweepKnob } from "../search.ts";
 import { type Shape, shapeLabel } from "../matrix.ts";
+import { GPU_SWEEP_SIZE } from "../sizes.ts";
 import type { KernelResult, KnobSweep } from "../record.ts";
 import { type KernelSpec, type Params, stepName } from "../registry.ts";
 import { showChart } from "./charts.ts";
@@ -48,11 +49,12 @@ export interface KnobOptions {
 /**
  * This step's knob in the notebook's record, or else in the newest GPU record that swept it, with
  * the line naming that run. Given the live `shape`, a sweep at that shape comes first, then one at
- * the bench's own sweep size (4096): a record's sweep at some other size is never the comparison.
+ * the bench's own sweep size (GPU_SWEEP_SIZE): a sweep at some other size is never the comparison.
  */
 export async function recordedKnob(spec: KernelSpec, shape?: Shape): Promise<KnobRun | undefined> {
   if (shape) {
-    return await recordedKnobAt(spec, shape) ?? await recordedKnobAt(spec, knobShape(spec, 4096));
+    return await recordedKnobAt(spec, shape) ??
+      await recordedKnobAt(spec, knobShape(spec, GPU_SWEEP_SIZE));
   }
   return recordedKnobAt(spec);
 }
