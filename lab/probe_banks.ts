@@ -1,6 +1,6 @@
 /**
  * Device probe (lab: not part of the product): the banks' passes per warp read for the read
- * patterns of steps 06-09 (lib/banks.ts measures them; notebooks 06 to 09 cite this probe). Runs
+ * patterns of steps 06-09 (lib/banks.ts measures them; notebooks 06 to 09 show them live). Runs
  * every pattern and writes DIR/probe.json; prints one line per pattern. --quick: the software
  * adapter's sizes.
  *

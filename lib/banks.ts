@@ -1,7 +1,7 @@
 /**
  * Bank passes, measured: how long one warp's read of workgroup memory takes for a given pattern of
- * addresses across its 32 lanes, in passes (wavefronts) of the 32 banks (lab/probe_banks.ts runs
- * it on a GPU host; notebooks 06-09 cite its record). The step model counts a
+ * addresses across its 32 lanes, in passes (wavefronts) of the 32 banks (notebooks 06-09 show them
+ * live through showBankPasses; lab/probe_banks.ts records them). The step model counts a
  * 16-byte read a quarter-warp (8 lanes) at a time, broadcasting only within the quarter
  * (lib/model/bounds.ts); counting the whole warp at once gives fewer passes for broadcasts. A
  * pattern both rules agree on calibrates the clock, and patterns where they differ tell which one

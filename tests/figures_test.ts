@@ -173,26 +173,29 @@ Deno.test("02/03: sectors one subgroup touches at one k step", () => {
   assert.deepEqual(sectors("x_picks_column", 32), [1, 4, 4]);
 });
 
-Deno.test("08: bank passes of one subgroup's fragment reads", () => {
+Deno.test("08: bank passes of one subgroup's fragment reads, a quarter-warp at a time", () => {
   const p = findKernel("bank_conflicts")!.params;
   const passes = (m: FragmentMapping, f: "a0" | "b0", q = p) => subgroupBanks(m, f, q).wavefronts;
-  // 07: 16 invocations read every other vec4: banks 0-3, 8-11, ... serve 4 words each.
-  assert.equal(passes("adjacent_pairs", "b0"), 4);
-  // 08: 16 adjacent vec4s, 64 words over 32 banks.
-  assert.equal(passes("split_halves", "b0"), 2);
-  // 09: 8 adjacent vec4s, one 128-byte pass.
-  assert.equal(passes("warp_tiles", "b0"), 1);
-  // A reads: 2 distinct vec4s (07, 08) or 4 (09), all in distinct banks.
+  // 07: each quarter reads every other vec4: banks 0-3, 8-11, ... serve 2 words each.
+  assert.equal(passes("adjacent_pairs", "b0"), 8);
+  // 08: each quarter reads 8 adjacent vec4s, 128 bytes: one pass each, the fewest.
+  assert.equal(passes("split_halves", "b0"), 4);
+  // 09: the same, 8 adjacent vec4s per quarter: no fewer passes than 08.
+  assert.equal(passes("warp_tiles", "b0"), 4);
+  // A reads: one vec4 per quarter in every mapping, broadcast within it; a pass per quarter.
   for (const m of ["adjacent_pairs", "split_halves", "warp_tiles"] as const) {
-    assert.equal(passes(m, "a0"), 1, m);
+    assert.equal(passes(m, "a0"), 4, m);
   }
-  // BN 64: 8 invocations per row of the subgroup, half the words.
+  // BN 64: 8 invocations per row of the subgroup; the quarters read the same words as at 128.
   const narrow = { ...p, BN: 64 };
-  assert.equal(passes("adjacent_pairs", "b0", narrow), 2);
-  assert.equal(passes("split_halves", "b0", narrow), 1);
-  // Broadcast: tid 0 and tid 16 (same tx) share their words in 08.
-  const bank0 = subgroupBanks("split_halves", "b0", p).banks[0];
-  assert.deepEqual(bank0.words.map((w) => w.lanes), [[0, 16], [8, 24]]);
+  assert.equal(passes("adjacent_pairs", "b0", narrow), 8);
+  assert.equal(passes("split_halves", "b0", narrow), 4);
+  // Broadcast stays inside a quarter: tid 0 and tid 16 (same tx) read word 0 in passes of
+  // their own quarters.
+  const access = subgroupBanks("split_halves", "b0", p);
+  assert.deepEqual(access.phases.map((ph) => ph.lanes), [[0, 7], [8, 15], [16, 23], [24, 31]]);
+  assert.deepEqual(access.phases[0].banks[0].words.map((w) => w.lanes), [[0]]);
+  assert.deepEqual(access.phases[2].banks[0].words.map((w) => w.lanes), [[16]]);
 });
 
 Deno.test("the figures' index arithmetic is the kernels' WGSL", async () => {

@@ -108,30 +108,52 @@ export interface BankLoad {
   words: { word: number; lanes: number[] }[];
 }
 
-/** What one subgroup's read does to the banks. */
-export interface BankAccess {
+/**
+ * Lanes served together in a 16-byte read: a quarter-warp. The quarters are served one after
+ * another, and readers of one word share it only within a quarter (measured on the H200 by
+ * lib/banks.ts: every quarter asking for the same four vec4s in one bank takes 16 passes).
+ */
+export const PHASE_LANES = 8;
+
+/** One quarter-warp's share of a read. */
+export interface BankPhase {
+  /** First and last lane. */
+  lanes: [number, number];
   banks: BankLoad[];
-  /**
-   * Passes the read takes: the most distinct words any one bank must serve (invocations reading
-   * the same word share it, a broadcast). 128 bytes per pass at best.
-   */
+  /** Passes this quarter takes: the most distinct words any one bank must serve. */
+  wavefronts: number;
+}
+
+/** What one subgroup's read does to the banks, quarter by quarter. */
+export interface BankAccess {
+  phases: BankPhase[];
+  /** Passes the whole read takes: the quarters' passes added up. 128 bytes per pass at best. */
   wavefronts: number;
 }
 
 /** The banks hit when lane i reads the vec4 at index `vec4s[i]` (words 4v .. 4v+3). */
 export function bankAccess(vec4s: number[]): BankAccess {
-  const banks: BankLoad[] = Array.from({ length: BANKS }, () => ({ words: [] }));
-  vec4s.forEach((v, lane) => {
-    for (let j = 0; j < 4; j++) {
-      const word = 4 * v + j;
-      const load = banks[word % BANKS];
-      const hit = load.words.find((w) => w.word === word);
-      if (hit) hit.lanes.push(lane);
-      else load.words.push({ word, lanes: [lane] });
-    }
-  });
-  for (const b of banks) b.words.sort((x, y) => x.word - y.word);
-  return { banks, wavefronts: Math.max(...banks.map((b) => b.words.length)) };
+  const phases: BankPhase[] = [];
+  for (let start = 0; start < vec4s.length; start += PHASE_LANES) {
+    const banks: BankLoad[] = Array.from({ length: BANKS }, () => ({ words: [] }));
+    vec4s.slice(start, start + PHASE_LANES).forEach((v, i) => {
+      for (let j = 0; j < 4; j++) {
+        const word = 4 * v + j;
+        const load = banks[word % BANKS];
+        const hit = load.words.find((w) => w.word === word);
+        if (hit) hit.lanes.push(start + i);
+        else load.words.push({ word, lanes: [start + i] });
+      }
+    });
+    for (const b of banks) b.words.sort((x, y) => x.word - y.word);
+    const last = Math.min(vec4s.length, start + PHASE_LANES) - 1;
+    phases.push({
+      lanes: [start, last],
+      banks,
+      wavefronts: Math.max(...banks.map((b) => b.words.length)),
+    });
+  }
+  return { phases, wavefronts: phases.reduce((sum, ph) => sum + ph.wavefronts, 0) };
 }
 
 /** The bank access of subgroup `group` (invocations 32·group … +31) reading `fragment`. */
@@ -145,12 +167,12 @@ export function subgroupBanks(
   return bankAccess(tids.map((t) => fragmentReads(mapping, t, params)[fragment]));
 }
 
-/** Fill of the i-th word a bank serves in one read: pass 1, 2, 3, 4 … */
+/** Fill of the i-th word a bank serves in one quarter's read: pass 1, 2, 3, 4 … */
 const PASS = [COLOR.sky, COLOR.b, COLOR.other, COLOR.mark];
 
 const passes = (a: BankAccess) => `${a.wavefronts} pass${a.wavefronts > 1 ? "es" : ""}`;
 
-/** A bank grid for one read; returns the y below it. */
+/** A bank grid for one read, a row per pass, quarter after quarter; returns the y below it. */
 function bankPanel(d: Drawing, y: number, title: string, lines: string[], access: BankAccess) {
   d.text(MARGIN, y, title, { size: 13, bold: true });
   y += 17;
@@ -158,28 +180,34 @@ function bankPanel(d: Drawing, y: number, title: string, lines: string[], access
     y = d.paragraph(MARGIN, y, line, WIDTH - 2 * MARGIN, { size: 11, fill: COLOR.muted });
   }
   y += 12;
-  const x0 = MARGIN + 56, cw = (WIDTH - MARGIN - x0) / BANKS, ch = 24;
+  const x0 = MARGIN + 84, cw = (WIDTH - MARGIN - x0) / BANKS, ch = 22;
   for (let b = 0; b < BANKS; b++) {
     d.text(x0 + (b + 0.5) * cw, y, String(b), { size: 9, anchor: "middle", fill: COLOR.muted });
   }
   d.text(MARGIN, y, "bank", { size: 10, fill: COLOR.muted });
   y += 5;
-  for (let pass = 0; pass < access.wavefronts; pass++) {
-    d.text(MARGIN, y + pass * ch + 16, `pass ${pass + 1}`, { size: 10 });
-    for (let b = 0; b < BANKS; b++) {
-      const hit = access.banks[b].words[pass];
-      const x = x0 + b * cw, top = y + pass * ch;
-      d.rect(x, top, cw, ch, {
-        fill: hit ? PASS[pass % PASS.length] : COLOR.faint,
-        stroke: "white",
-        width: 1,
+  let row = 0;
+  for (const phase of access.phases) {
+    for (let pass = 0; pass < phase.wavefronts; pass++, row++) {
+      const top = y + row * ch;
+      d.text(MARGIN, top + 15, `lanes ${phase.lanes[0]}–${phase.lanes[1]}, ${pass + 1}`, {
+        size: 10,
       });
-      if (hit) {
-        d.text(x + cw / 2, top + 15, String(hit.lanes[0]), { size: 9, anchor: "middle" });
+      for (let b = 0; b < BANKS; b++) {
+        const hit = phase.banks[b].words[pass];
+        const x = x0 + b * cw;
+        d.rect(x, top, cw, ch, {
+          fill: hit ? PASS[pass % PASS.length] : COLOR.faint,
+          stroke: "white",
+          width: 1,
+        });
+        if (hit) {
+          d.text(x + cw / 2, top + 15, String(hit.lanes[0]), { size: 9, anchor: "middle" });
+        }
       }
     }
   }
-  return y + access.wavefronts * ch + 12;
+  return y + row * ch + 12;
 }
 
 export function bankFigure(ctx: FigureContext): ConceptFigure {
@@ -196,7 +224,9 @@ export function bankFigure(ctx: FigureContext): ConceptFigure {
     `${paramList(p, ["BM", "BN", "BK", "PAD"])}. Subgroup 0 (invocations 0–31: tx 0–` +
       `${Math.min(perRow, SUBGROUP) - 1}, ty 0–${Math.max(1, SUBGROUP / perRow) - 1}) reads ` +
       `its vec4 b0 at one k step. Each vec4 covers 4 consecutive 4-byte words, word w lives in ` +
-      `bank w mod 32; a bank serves one distinct word per pass (readers of the same word share it).`,
+      `bank w mod 32. A vec4 read is served a quarter-warp (8 lanes) at a time, one quarter ` +
+      `after another; within a quarter a bank serves one distinct word per pass (readers of the ` +
+      `same word share it).`,
   );
   y += 14;
   y = bankPanel(
@@ -205,7 +235,8 @@ export function bankFigure(ctx: FigureContext): ConceptFigure {
     `Before (07): b0 = Bs[p·${p.BN / 4} + tx·2] → ${passes(before)}`,
     [
       `Neighbouring invocations read every other vec4 (32 bytes apart): words 8·tx … 8·tx+3, ` +
-      `so half the banks idle and the others serve ${before.wavefronts} words each.`,
+      `so in each quarter half the banks idle and the others serve ` +
+      `${before.phases[0].wavefronts} words each.`,
     ],
     before,
   );
@@ -215,23 +246,25 @@ export function bankFigure(ctx: FigureContext): ConceptFigure {
     `After (08): b0 = Bs[p·${p.BN / 4} + tx] → ${passes(after)}`,
     [
       `Neighbouring invocations read neighbouring vec4s: words 4·tx … 4·tx+3, every bank ` +
-      `busy. The A read a0 takes ${passes(aBefore)} before and ${passes(aAfter)} after ` +
-      "(the subgroup reads few distinct A vec4s).",
+      `busy in each quarter. The A read a0 takes ${passes(aBefore)} before and ` +
+      `${passes(aAfter)} after: each quarter reads one vec4, but the quarters still take a ` +
+      "pass each.",
     ],
     after,
   );
   y = legend(d, y, [
-    ...PASS.slice(0, Math.max(before.wavefronts, after.wavefronts)).map((color, i) => ({
-      color,
-      label: `word served in pass ${i + 1}`,
-    })),
+    ...PASS.slice(
+      0,
+      Math.max(...[before, after].flatMap((a) => a.phases.map((ph) => ph.wavefronts))),
+    )
+      .map((color, i) => ({ color, label: `word served in a quarter's pass ${i + 1}` })),
     { color: COLOR.faint, label: "bank idle" },
   ]);
   y = d.paragraph(
     MARGIN,
     y + 4,
     "Numbers in cells: the first invocation (tid) reading that word; invocations with the same " +
-      "tx in other rows ty read the same word at the same time.",
+      "tx in another quarter read the same word again, in their own quarter's pass.",
     WIDTH - 2 * MARGIN,
     { size: 11, fill: COLOR.muted },
   );
@@ -241,6 +274,6 @@ export function bankFigure(ctx: FigureContext): ConceptFigure {
     `${stepHeading(ctx.spec)}: at one k step subgroup 0 reads its B fragment b0 in ` +
       `${before.wavefronts} bank passes under 07's mapping (vec4s 32 bytes apart) and ` +
       `${after.wavefronts} under 08's (adjacent vec4s); ${paramList(p, ["BM", "BN"])}, 32 banks ` +
-      "of 4 bytes, a pass serves one distinct word per bank.",
+      "of 4 bytes, a quarter-warp at a time, a pass serving one distinct word per bank.",
   );
 }

@@ -31,6 +31,7 @@ export * from "./lessons/timing.ts";
 export * from "./lessons/workgroups.ts";
 export * from "./lessons/coalescing.ts";
 export * from "./lessons/edges.ts";
+export * from "./lessons/banks.ts";
 export * from "./lessons/cpu.ts";
 export * from "./generated.ts";
 export * from "./lessons/shapes.ts";

@@ -1,16 +1,13 @@
 /**
- * Shapes that are not tile multiples: what the runner's padding prevents, and the edge strips
- * that keep one row past a tile from costing a whole row of tiles.
+ * Shapes that are not tile multiples: what the runner's padding prevents, checked with it and
+ * without.
  */
-import { GemmError } from "../../errors.ts";
 import { type Shape, shapeLabel } from "../../matrix.ts";
-import { type EdgePlan, edgePlan, hasEdgeStrips, STRIP_WIDTH } from "../../steps/launch.ts";
-import { type KernelSpec, stepName } from "../../registry.ts";
-import type { KernelResult } from "../../record.ts";
+import { hasEdgeStrips, STRIP_WIDTH } from "../../steps/launch.ts";
+import type { KernelSpec } from "../../registry.ts";
 import { kernelParams, runKernel } from "../../runner.ts";
-import { type Cell, fmt, showNote, showTable } from "../format.ts";
+import { type Cell, showTable } from "../format.ts";
 import { kernel } from "../steps.ts";
-import { recordedGpuRun } from "../recorded.ts";
 import type { Session } from "../session.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -89,93 +86,5 @@ export async function showShapeChecks(checks: ShapeCheck[]): Promise<void> {
     ],
     rows,
     "Shapes that are not tile multiples",
-  );
-}
-
-// ---------------------------------------------------------------------------------------------
-// Thin edges: one more row of tiles for one row of C, or the edge-strip kernel.
-
-/** One big-tile kernel one row and column past a tile multiple, with edge strips and without. */
-export interface EdgeStripCheck {
-  kernel: string;
-  tile: { bm: number; bn: number };
-  aligned: Shape;
-  odd: Shape;
-  plan: EdgePlan;
-  /** Workgroups of tiles: every edge tile without strips, whole tiles only with them. */
-  tilesWithout: number;
-  tilesWith: number;
-  atAligned: KernelResult;
-  withStrips: KernelResult;
-  withoutStrips: KernelResult;
-}
-
-/**
- * Run a kernel that allows edge strips (06-11) at a multiple of its tile, then one past it with
- * the strips and with bounds-checked edge tiles instead. Sizes near `n`, at least one tile.
- */
-export async function checkEdgeStrips(s: Session, key: string, n: number): Promise<EdgeStripCheck> {
-  const spec = kernel(key);
-  if (!spec.edgeStrips) throw new GemmError("params", `${spec.id} has no edge strips`);
-  const p = kernelParams(s.gpu, spec);
-  const t = Math.max(p.BM, p.BN);
-  const base = Math.max(1, Math.floor(n / t)) * t;
-  const aligned = { m: base, k: base, n: base };
-  const odd = { m: base + 1, k: base + 1, n: base + 1 };
-  const run = (shape: Shape, edgeStrips: boolean) =>
-    runKernel(s.gpu, spec, shape, { edgeStrips, budgetMs: s.software ? 300 : 400 });
-  return {
-    kernel: spec.id,
-    tile: { bm: p.BM, bn: p.BN },
-    aligned,
-    odd,
-    plan: edgePlan(odd, p.BM, p.BN),
-    tilesWithout: Math.ceil(odd.m / p.BM) * Math.ceil(odd.n / p.BN),
-    tilesWith: Math.floor(odd.m / p.BM) * Math.floor(odd.n / p.BN),
-    atAligned: await run(aligned, true),
-    withStrips: await run(odd, true),
-    withoutStrips: await run(odd, false),
-  };
-}
-
-/** Show checkEdgeStrips, and the GPU host's recorded 4096 and 4097 for the same kernel. */
-export async function showEdgeStrips(c: EdgeStripCheck): Promise<void> {
-  const ratio = (r: KernelResult) =>
-    r.gflops && c.atAligned.gflops ? r.gflops / c.atAligned.gflops : undefined;
-  const row = (what: string, r: KernelResult, tiles: number | string): Cell[] => [
-    what,
-    shapeLabel({ m: r.m, k: r.k, n: r.n }),
-    tiles,
-    r.validated,
-    r.relErr,
-    r.gflops,
-    ratio(r),
-  ];
-  const tiles = (shape: Shape) => Math.ceil(shape.m / c.tile.bm) * Math.ceil(shape.n / c.tile.bn);
-  await showTable(
-    ["launch", "shape", "workgroups of tiles", "validated", "rel. error", "GFLOP/s", "x aligned"],
-    [
-      row("aligned", c.atAligned, tiles(c.aligned)),
-      row("edge tiles (bounds-checked)", c.withoutStrips, c.tilesWithout),
-      row("whole tiles + edge strips", c.withStrips, `${c.tilesWith} + strips`),
-    ],
-    `${c.kernel} (${c.tile.bm} x ${c.tile.bn} tiles) one past a tile multiple, on this adapter`,
-  );
-  const found = await recordedGpuRun([c.kernel]);
-  const at = (m: number) =>
-    found?.record.results.find((r) =>
-      stepName(r.kernel) === stepName(c.kernel) && r.m === m && r.k === m && r.n === m &&
-      r.validated
-    );
-  const [r4096, r4097] = [at(4096), at(4097)];
-  if (!found || !r4096?.gflops || !r4097?.gflops) {
-    await showNote("No GPU record with this kernel at 4096 and 4097 is committed yet.");
-    return;
-  }
-  const how = r4097.edgeStrips ? "whole tiles plus edge strips" : "bounds-checked edge tiles";
-  await showNote(
-    `Recorded on ${found.record.device.description} (${found.record.date.slice(0, 10)}, commit ` +
-      `${found.record.commit}): **${fmt(r4096.gflops)}** GFLOP/s at 4096 and ` +
-      `**${fmt(r4097.gflops)}** at 4097 (${how}), **${fmt(r4097.gflops / r4096.gflops)}x**.`,
   );
 }
