@@ -35,8 +35,22 @@ export interface BankPattern {
   where: string;
 }
 
-/** The patterns, by name: the calibration and the reads of steps 06-09. */
-export const BANK_PATTERNS = {
+/** The patterns' names: the calibration and the reads of steps 06-09. */
+export type BankPatternName =
+  | "one_pass"
+  | "f32_4_apart"
+  | "f32_32_apart"
+  | "b06"
+  | "vec4_adjacent"
+  | "b07"
+  | "a07"
+  | "b08"
+  | "b09"
+  | "quarters_apart"
+  | "quarters_all";
+
+/** The patterns, by name. */
+export const BANK_PATTERNS: Record<BankPatternName, BankPattern> = {
   one_pass: {
     label: "f32, 32 adjacent words",
     width: 4,
@@ -114,9 +128,7 @@ export const BANK_PATTERNS = {
     wgsl: "w * 32u + 8u * (l % 4u)",
     where: "16 passes by quarter-warps, 4 by whole warps",
   },
-} satisfies Record<string, BankPattern>;
-
-export type BankPatternName = keyof typeof BANK_PATTERNS;
+};
 
 /** Byte offsets of warp 0's 32 lanes. */
 const offsets = (p: BankPattern) => Array.from({ length: 32 }, (_, l) => p.at(l, 0) * p.width);
