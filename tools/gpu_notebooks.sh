@@ -16,13 +16,15 @@
 # and not the others' (as a container's does), pinned to its share of the CPU cores, so a notebook's
 # adapter, timings and CPU peers are those of one GPU with 1/N of the host. Before any notebook runs,
 # each worker's view is checked (nvidia-smi inside it must list exactly one GPU, a different one per
-# worker); if that fails, or without root, one worker runs everything with every GPU visible.
+# worker); if that fails, or without root, one worker runs everything with every GPU visible, unless
+# GEMM_GPUS was given: then the call stops (exit 4) before any notebook runs.
 #
 # Files in $OUT (default /tmp/gemm-gpu-notebooks): notebooks/NN.ipynb (executed; copy to notebooks/
 # and commit), notebooks.log, env.txt, gpu_use.log (each GPU's utilization every 15 s, the record
 # that the workers ran apart), and all four in notebooks.tar.
 # Exit status: 0 when every notebook ran cleanly, 1 otherwise, 3 when tools/gpu_preflight.ts found
-# the adapter unable to allocate a large buffer (then no notebook ran).
+# the adapter unable to allocate a large buffer, 4 when GEMM_GPUS workers could not each be shown one
+# GPU (then no notebook ran).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,6 +48,9 @@ if [ "${1:-}" = "--as-gpu" ]; then
     elif [ -d "$f" ]; then mkdir "/dev/$name" && mount --rbind "$f" "/dev/$name"
     else touch "/dev/$name" && mount --bind "$f" "/dev/$name"; fi
   done
+  # Read-only, or the driver, run as root, creates the missing nodes again (it mknods any GPU's
+  # node it cannot find); the bound nodes and /dev/shm stay writable.
+  mount -o remount,ro /dev || exit 4
   gpus=/proc/driver/nvidia/gpus
   if [ -d "$gpus" ]; then
     realgpus=$(mktemp -d /tmp/gemm-gpus.XXXXXX)
@@ -114,10 +119,13 @@ workers=()
 if [ "$want" -gt 1 ] && [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
   seen=""
   for node in "${nodes[@]:0:$want}"; do
-    view=$(unshare -m bash "$0" --as-gpu "$node" nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader 2>&1)
+    view=$(unshare -m bash "$0" --as-gpu "$node" nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader 2>&1 |
+      grep -E '^[0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+\.[0-9]')
     if [ "$(printf '%s\n' "$view" | grep -c .)" != 1 ] || printf '%s' "$seen" | grep -qF "$view"; then
-      echo "gpu_notebooks: $node's namespace shows [$view]: not one GPU of its own; one worker instead" |
-        tee -a "$out/env.txt"
+      echo "gpu_notebooks: $node's namespace shows [$view]: not one GPU of its own" | tee -a "$out/env.txt"
+      # Asked for by number: stop rather than run N times longer on one GPU.
+      [ -z "${GEMM_GPUS:-}" ] || exit 4
+      echo "gpu_notebooks: one worker instead" | tee -a "$out/env.txt"
       workers=()
       break
     fi
