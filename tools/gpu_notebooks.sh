@@ -151,8 +151,9 @@ if [ ${#workers[@]} -gt 1 ]; then
   i=0
   for node in "${workers[@]}"; do
     first=$((i * share))
-    unshare -m bash "$0" --as-gpu "$node" \
-      taskset -c "$first-$((first + share - 1))" bash "$0" --worker "$node" "$queue" "$deadline" &
+    pin=(taskset -c "$first-$((first + share - 1))")
+    [ "$share" -ge 1 ] || pin=()
+    unshare -m bash "$0" --as-gpu "$node" "${pin[@]}" bash "$0" --worker "$node" "$queue" "$deadline" &
     i=$((i + 1))
   done
   wait $(jobs -p | grep -vx "$monitor")
@@ -161,8 +162,10 @@ else
 fi
 kill "$monitor" 2>/dev/null
 cat "$out"/worker-*.log >"$out/notebooks.log"
-failed=$(grep -c ' exit [1-9][0-9]* in ' "$out/notebooks.log")
+ran=$(grep -c ' exit 0 in ' "$out/notebooks.log")
 skipped=$(grep -c 'not started (time)' "$out/notebooks.log")
+# A worker that died takes its notebook's line with it: count those as failed too.
+failed=$((${#notebooks[@]} - ran - skipped))
 echo "gpu_notebooks: ${#notebooks[@]} notebooks, $failed failed, $skipped not started; in $out/notebooks" |
   tee -a "$out/notebooks.log"
 # One file to bring back: a reply can leave some of many files behind.
