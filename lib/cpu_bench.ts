@@ -211,8 +211,13 @@ function cpuMachine(): CpuMachine {
   };
   // Deno reads /proc only with --allow-all, so the model comes from lscpu and the load from
   // uptime (each with --allow-run); without them both stay unknown.
-  const model = commandOutput("lscpu", []).text?.match(/^Model name:\s*(.+)$/m)?.[1]?.trim();
+  const lscpu = commandOutput("lscpu", []).text;
+  const model = lscpu?.match(/^Model name:\s*(.+)$/m)?.[1]?.trim();
   if (model) machine.model = model;
+  // Physical cores as the OS reports them (a virtual machine reports its own topology).
+  const perSocket = Number(lscpu?.match(/^Core\(s\) per socket:\s*(\d+)$/m)?.[1]);
+  const sockets = Number(lscpu?.match(/^Socket\(s\):\s*(\d+)$/m)?.[1]);
+  if (perSocket > 0 && sockets > 0) machine.physicalCores = perSocket * sockets;
   const load = commandOutput("uptime", []).text?.match(/load average:\s*([\d.]+)/)?.[1];
   if (load) machine.loadAverage = Number(load);
   return machine;

@@ -176,6 +176,8 @@ export interface CpuRecord {
 export interface CpuMachine {
   model: string;
   logicalCores: number;
+  /** Cores without their hardware threads, from lscpu (absent in older records). */
+  physicalCores?: number;
   v8: string;
   /** Threads the threaded rung ran on (1 when it did not run). */
   threads: number;

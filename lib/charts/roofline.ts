@@ -521,7 +521,7 @@ function encodings(
     scale: { type: "log", domain: yDomain, nice: false },
     title: "GFLOP/s (measured)",
   } as const;
-  const color = seriesColorEncoding(points, { symbolType: "circle" });
+  const color = seriesColorEncoding(points);
   const dash = {
     field: "source",
     type: "nominal",
@@ -622,11 +622,20 @@ function pointLayers(points: RooflinePoint[], sources: string[], { x, y, color }
       x,
       y,
       color,
+      // Keyed like the colour, with the same title, so the two share one legend whose symbols
+      // are the points' own: circles for kernels, squares for peers.
       shape: {
-        field: "role",
-        type: "nominal",
-        scale: { domain: ["kernel", "peer"], range: ["circle", "square"] },
-        legend: null,
+        field: color.field,
+        type: color.type,
+        title: color.title,
+        sort: color.sort,
+        scale: {
+          domain: color.scale.domain,
+          range: color.scale.domain.map((label) =>
+            points.find((p) => p.label === label)?.role === "peer" ? "square" : "circle"
+          ),
+        },
+        legend: color.legend,
       },
       tooltip,
     },

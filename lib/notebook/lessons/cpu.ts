@@ -7,8 +7,8 @@ import type { CpuLadderBar, CpuSweepRow } from "../../charts/cpu.ts";
 import type { CpuSuite } from "../../cpu_bench.ts";
 import { CPU_LADDER } from "../../cpu_ladder.ts";
 import type { Shape } from "../../matrix.ts";
-import { loadRecord, type RunRecord, type SweepRow } from "../../record.ts";
-import { type Cell, showBullets, showTable } from "../format.ts";
+import { type CpuMachine, loadRecord, type RunRecord, type SweepRow } from "../../record.ts";
+import { type Cell, showBullets, showTable, spreadCell } from "../format.ts";
 
 /** The committed CPU-only records (bench --cpu-only). */
 const CPU_RECORDS_DIR = new URL("../../../data/cpu/", import.meta.url);
@@ -30,7 +30,7 @@ export function sweepPoints(rows: readonly SweepRow[]): CpuSweepRow[] {
 /** Show a block-size sweep as a table (block 0 = one block spanning the matrix). */
 export async function showSweep(rows: SweepRow[]): Promise<void> {
   await showTable(
-    ["N", "block", "validated", "rel. error", "fastest ms", "GFLOP/s"],
+    ["N", "block", "validated", "rel. error", "fastest ms", "GFLOP/s", "spread, calls"],
     rows.map((r) => [
       r.n,
       r.block,
@@ -38,6 +38,7 @@ export async function showSweep(rows: SweepRow[]): Promise<void> {
       r.relErr,
       r.minMs,
       r.validated && r.minMs > 0 ? (2 * r.n ** 3) / r.minMs / 1e6 : undefined,
+      spreadCell(r),
     ]),
     "The packed kernel's block size, one core (block 0 = one block spanning the matrix); " +
       "GFLOP/s from each point's fastest call",
@@ -106,6 +107,7 @@ export async function showCpuLadderRun(
       live?.relErr,
       fastestGflops(live),
       gain(fastestGflops(live), fastestGflops(before.mine)),
+      spreadCell(live),
     ]);
   });
   theirs.peers.forEach(({ title, row }, i) => {
@@ -118,10 +120,15 @@ export async function showCpuLadderRun(
       live?.relErr,
       fastestGflops(live),
       undefined,
+      spreadCell(live),
     ]);
   });
-  const machine = (m: { model: string; logicalCores: number } | undefined) =>
-    m ? `${m.model} (${m.logicalCores} logical cores)` : "an unknown CPU";
+  const machine = (m: CpuMachine | undefined) =>
+    m
+      ? `${m.model} (${m.logicalCores} logical cores${
+        m.physicalCores ? `, ${m.physicalCores} physical` : ""
+      })`
+      : "an unknown CPU";
   await showTable(
     [
       "rung / peer",
@@ -131,6 +138,7 @@ export async function showCpuLadderRun(
       "rel. error",
       "your GFLOP/s",
       "x rung before (yours)",
+      "your spread, calls",
     ],
     rows,
     `N = ${n}, GFLOP/s from each row's fastest call: recorded on ${
