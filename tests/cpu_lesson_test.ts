@@ -4,7 +4,12 @@
  */
 import assert from "node:assert/strict";
 import { cpuLadderChart } from "../lib/charts/cpu.ts";
-import { cpuLadderBars, loadCpuRecord, sweepPoints } from "../lib/notebook/lessons/cpu.ts";
+import {
+  cpuLadderBars,
+  loadCpuRecord,
+  showCpuLadderRun,
+  sweepPoints,
+} from "../lib/notebook/lessons/cpu.ts";
 import type { SweepRow } from "../lib/record.ts";
 import { chartSvg } from "../lib/render.ts";
 
@@ -24,6 +29,28 @@ Deno.test("CPU ladder bars: every rung and peer at N from its fastest call, per 
   assert.ok(packed.gflops > 3.8 && packed.gflops < 3.9, String(packed.gflops));
   // A size the record did not run gives no bars rather than empty ones.
   assert.deepEqual(cpuLadderBars(yours, recorded, 4096), []);
+});
+
+Deno.test("CPU ladder table: each live row's spread over its calls, and the cores it ran on", async () => {
+  const recorded = await loadCpuRecord(XEON);
+  const cpu = { ...recorded.cpu!, machine: { ...recorded.cpu!.machine, physicalCores: 8 } };
+  const printed: string[] = [];
+  const log = console.log;
+  console.log = (text: string) => printed.push(text);
+  try {
+    await showCpuLadderRun({ cpu, peers: recorded.peers }, recorded, 1024);
+  } finally {
+    console.log = log;
+  }
+  const table = printed.join("\n");
+  assert.match(table, /your spread, calls/);
+  assert.match(table, /16 logical cores, 8 physical\)$/m);
+  // The packed rung's two recorded calls, 556 and 3,919 ms: the spread is their range over the
+  // median.
+  const packed = cpu.impls.find((r) => r.id === "packed" && r.n === 1024)!;
+  const spread = (100 * (packed.maxMs! - packed.minMs!)) / packed.medianMs!;
+  const line = table.split("\n").find((l) => l.startsWith("packed, 2x4 registers"))!;
+  assert.match(line, new RegExp(`${Math.round(spread)}(\\.\\d+)?%, ${packed.reps}\\s*$`));
 });
 
 Deno.test("CPU ladder chart: side-by-side bars on a log axis, never stacked", async () => {
