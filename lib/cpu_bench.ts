@@ -214,10 +214,13 @@ function cpuMachine(): CpuMachine {
   const lscpu = commandOutput("lscpu", []).text;
   const model = lscpu?.match(/^Model name:\s*(.+)$/m)?.[1]?.trim();
   if (model) machine.model = model;
-  // Physical cores as the OS reports them (a virtual machine reports its own topology).
-  const perSocket = Number(lscpu?.match(/^Core\(s\) per socket:\s*(\d+)$/m)?.[1]);
-  const sockets = Number(lscpu?.match(/^Socket\(s\):\s*(\d+)$/m)?.[1]);
-  if (perSocket > 0 && sockets > 0) machine.physicalCores = perSocket * sockets;
+  // The physical cores under this process's logical ones, from lscpu's threads per core (the
+  // host's count would mislead where the process is pinned to some of its cores; a virtual
+  // machine reports its own topology).
+  const threadsPerCore = Number(lscpu?.match(/^Thread\(s\) per core:\s*(\d+)$/m)?.[1]);
+  if (threadsPerCore > 0) {
+    machine.physicalCores = Math.max(1, Math.round(machine.logicalCores / threadsPerCore));
+  }
   const load = commandOutput("uptime", []).text?.match(/load average:\s*([\d.]+)/)?.[1];
   if (load) machine.loadAverage = Number(load);
   return machine;

@@ -176,7 +176,7 @@ export interface CpuRecord {
 export interface CpuMachine {
   model: string;
   logicalCores: number;
-  /** Cores without their hardware threads, from lscpu (absent in older records). */
+  /** The physical cores under the logical ones, by lscpu's threads per core (absent in older records). */
   physicalCores?: number;
   v8: string;
   /** Threads the threaded rung ran on (1 when it did not run). */
