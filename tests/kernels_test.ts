@@ -212,6 +212,19 @@ Deno.test(
 );
 
 Deno.test(
+  "demo: the one-sum tile computes the same result at every STEPS, and STEPS must divide TILE",
+  gpuTest,
+  async () => {
+    const spec = findKernel("tiled_steps")!;
+    for (const STEPS of [1, 2, 8, 16]) {
+      await assertCorrect(spec, { m: 37, k: 101, n: 53 }, { ...spec.params, STEPS });
+    }
+    await assertCorrectOn(["tiled_steps"], [{ m: 64, k: 80, n: 64 }, { m: 1, k: 3, n: 5 }]);
+    assert.match(spec.invalid!({ TILE: 16, STEPS: 3 }) ?? "", /divide TILE/);
+  },
+);
+
+Deno.test(
   "demo: vectorize's four controls compute the same result, padding and strips included",
   gpuTest,
   () =>
@@ -221,6 +234,20 @@ Deno.test(
       "vectorize_scalar_reads",
       "vectorize_loads_first",
     ], CONTROL_SHAPES),
+);
+
+Deno.test(
+  "demo: 09 with its loads issued first, in both mappings, computes the same result",
+  gpuTest,
+  async () => {
+    await assertCorrectOn(
+      ["subgroup_tiling_loads_first", "subgroup_tiling_flat_loads_first"],
+      CONTROL_SHAPES,
+    );
+    const spec = findKernel("subgroup_tiling_loads_first")!;
+    assert.match(spec.invalid!({ BM: 64, BN: 128, BK: 8, PAD: 1 }) ?? "", /4 x the invocations/);
+    assert.match(spec.invalid!({ ...spec.params, WARP_TILES: 2 }) ?? "", /WARP_TILES is 0 or 1/);
+  },
 );
 
 /** Shapes for 10's controls: tails, several k tiles (both copies in use), K below one tile. */

@@ -88,3 +88,26 @@ export const oneSumByFour: KernelSpec = {
   title: "Tiles, one sum four steps per trip",
   idea: "four_sums' loop with one chain of additions: the chain apart from the loop's shape.",
 };
+
+/**
+ * oneSumByFour with the k steps per trip a parameter (steps.wgsl, STEPS from 1 to TILE): its knob
+ * sweeps the loop's shape alone, one sum throughout.
+ */
+export const steps: KernelSpec = {
+  ...oneSumByFour,
+  ...variantLayout(layout, "steps", "steps.wgsl"),
+  title: "Tiles, one sum, STEPS k steps per trip",
+  idea: "One sum, the inner loop's trips cut into STEPS k steps: the loop's shape swept alone.",
+  params: { TILE: 16, STEPS: 4 },
+  invalid: (p) =>
+    need(
+      [p.TILE * p.TILE <= 1024, "TILE * TILE must be at most 1024"],
+      [p.STEPS >= 1 && p.TILE % p.STEPS === 0, "STEPS must divide TILE"],
+    ),
+  knob: {
+    name: "STEPS",
+    why: "STEPS is the k steps each trip of the inner loop does, with one sum throughout: from 1 " +
+      "(the step's loop) to 16 (one trip per tile), only the loop's shape changes.",
+    points: [1, 2, 4, 8, 16].map((STEPS) => ({ STEPS })),
+  },
+};

@@ -1,6 +1,7 @@
 /** Subgroup (warp) tiling: each group of 32 invocations owns a 32 x 64 block of C. */
-import { type KernelSpec, type Params, stepLayout } from "../../lib/steps/spec.ts";
+import { type KernelSpec, type Params, stepLayout, variantLayout } from "../../lib/steps/spec.ts";
 import { need } from "../../lib/steps/tiling.ts";
+import { fourLoadsEach } from "../06_blocktile_2d/step.ts";
 import { vec4Invalid } from "../07_vectorize/step.ts";
 import { step as bankConflicts } from "../08_bank_conflicts/step.ts";
 import { subgroupTilingFigure } from "../../lib/figures/warps.ts";
@@ -11,9 +12,11 @@ export const warpTileInvalid = (p: Params): string | undefined =>
   vec4Invalid(p) ??
     need([p.BM % 32 === 0 && p.BN % 64 === 0, "BM must be a multiple of 32 and BN of 64"]);
 
+const layout = stepLayout(import.meta.url);
+
 export const step: KernelSpec = {
   ...bankConflicts,
-  ...stepLayout(import.meta.url),
+  ...layout,
   title: "Subgroup (warp) tiling",
   idea: "Each group of 32 invocations owns a 32 x 64 block: fewer distinct reads per subgroup.",
   invalid: warpTileInvalid,
@@ -29,4 +32,37 @@ export const step: KernelSpec = {
       return `${p.BM}x${p.BN} (${subgroups} subgroup${subgroups > 1 ? "s" : ""})`;
     },
   },
+};
+
+/** The loads-first controls' rule: one vec4 of A and one of B per invocation, and a WARP_TILES. */
+const loadsFirstInvalid = (p: Params): string | undefined =>
+  warpTileInvalid(p) ?? fourLoadsEach(p) ??
+    need([[0, 1].includes(p.WARP_TILES ?? 1), "WARP_TILES is 0 or 1"]);
+
+/**
+ * The step with each invocation's two tile loads issued before its first store
+ * (loads_first.wgsl): against the step only the order differs, as 07's loads_first is to 07.
+ */
+export const loadsFirst: KernelSpec = {
+  ...step,
+  ...variantLayout(layout, "loads_first", "loads_first.wgsl"),
+  title: "Subgroup tiling, tile loads issued together",
+  idea: "The step with a tile's two vec4 loads issued before the first store.",
+  invalid: loadsFirstInvalid,
+  space: undefined,
+  knob: undefined,
+  demo: true,
+};
+
+/**
+ * loadsFirst with 08's flat mapping (WARP_TILES = 0): 08 with its loads issued together, so
+ * against 07's loads_first only the banks' layout differs.
+ */
+export const flatLoadsFirst: KernelSpec = {
+  ...loadsFirst,
+  ...variantLayout(layout, "flat_loads_first", "loads_first.wgsl"),
+  title: "Flat mapping, tile loads issued together",
+  idea: "08's mapping with a tile's two vec4 loads issued before the first store.",
+  params: { ...step.params, WARP_TILES: 0 },
+  loop: bankConflicts.loop,
 };
