@@ -128,7 +128,7 @@ export async function knobSweeps(
 ) {
   const n = sweepSize(args.shapes ?? defaultShapes(gpu.summary));
   record.knobs = [];
-  for (const spec of args.kernels.filter((k) => k.knob && !k.demo)) {
+  for (const spec of args.kernels.filter((k) => k.knob)) {
     log(`knob ${spec.id} ${spec.knob!.name} at ${shapeLabel(knobShape(spec, n))}`);
     const sweep = await sweepKnob(gpu, spec, n, {
       reps: args.reps,
