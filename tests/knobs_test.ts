@@ -161,7 +161,7 @@ Deno.test("bench --knobs records each step's sweep; the record reads back", gpuT
   const dir = await Deno.makeTempDir();
   const args = parseBenchArgs([
     "--kernels",
-    "naive,tiled_no_raw_barrier",
+    "naive,tiled_no_raw_barrier,tiled_steps",
     "--sizes",
     "16",
     "--reps",
@@ -175,8 +175,8 @@ Deno.test("bench --knobs records each step's sweep; the record reads back", gpuT
   ]);
   const lines: string[] = [];
   const { record, path } = await runBench(args, { gpu, log: (l) => lines.push(l) });
-  // A demo variant (here one broken on purpose) is not a step: it gets no sweep.
-  assert.deepEqual(record.knobs?.map((k) => k.kernel), ["02_naive"]);
+  // A demo variant is swept only where it has a knob of its own: one broken on purpose has none.
+  assert.deepEqual(record.knobs?.map((k) => k.kernel), ["02_naive", "04_tiled_steps"]);
   const points = record.knobs![0].points;
   assert.deepEqual(points.map((p) => p.label), ["WG=4", "WG=8", "WG=16", "WG=32"]);
   assert.ok(points.every((p) => p.result.validated && p.result.gflops! > 0), lines.join("\n"));

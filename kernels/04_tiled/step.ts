@@ -42,6 +42,7 @@ export const noRawBarrier: KernelSpec = {
   idea: "Drop the barrier between writing a tile and reading it: a race the validation catches.",
   params: { ...step.params, RAW_BARRIER: 0 },
   space: undefined,
+  knob: undefined,
   demo: true,
 };
 
@@ -53,6 +54,7 @@ export const noWarBarrier: KernelSpec = {
   idea: "Drop the barrier before overwriting a tile: fast invocations clobber data still in use.",
   params: { ...step.params, WAR_BARRIER: 0 },
   space: undefined,
+  knob: undefined,
   demo: true,
 };
 

@@ -53,6 +53,7 @@ export const localArray: KernelSpec = {
   title: "2D blocktiling, accumulators in a local array",
   idea: "The same 8 x 8 block in array<array<f32, 8>, 8> indexed in loops: watch it slow down.",
   space: undefined,
+  knob: undefined,
   demo: true,
 };
 
