@@ -1,6 +1,6 @@
 /** Subgroup (warp) tiling: each group of 32 invocations owns a 32 x 64 block of C. */
 import { type KernelSpec, type Params, stepLayout, variantLayout } from "../../lib/steps/spec.ts";
-import { need } from "../../lib/steps/tiling.ts";
+import { need, switchRule } from "../../lib/steps/tiling.ts";
 import { fourLoadsEach } from "../06_blocktile_2d/step.ts";
 import { vec4Invalid } from "../07_vectorize/step.ts";
 import { step as bankConflicts } from "../08_bank_conflicts/step.ts";
@@ -37,7 +37,7 @@ export const step: KernelSpec = {
 /** The loads-first controls' rule: one vec4 of A and one of B per invocation, and a WARP_TILES. */
 const loadsFirstInvalid = (p: Params): string | undefined =>
   warpTileInvalid(p) ?? fourLoadsEach(p) ??
-    need([[0, 1].includes(p.WARP_TILES ?? 1), "WARP_TILES is 0 or 1"]);
+    switchRule(p, "WARP_TILES", [0, 1], 1);
 
 /**
  * The step with each invocation's two tile loads issued before its first store

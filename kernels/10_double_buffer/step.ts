@@ -1,6 +1,12 @@
 /** Double buffering: the next tile's loads fly while this tile's multiply-adds run. */
 import { type KernelSpec, type Params, stepLayout, variantLayout } from "../../lib/steps/spec.ts";
-import { loadsPerInvocation, need, threads8x8, tileBytes } from "../../lib/steps/tiling.ts";
+import {
+  loadsPerInvocation,
+  need,
+  switchRule,
+  threads8x8,
+  tileBytes,
+} from "../../lib/steps/tiling.ts";
 import { step as subgroupTiling, warpTileInvalid } from "../09_subgroup_tiling/step.ts";
 import { doubleBufferFigure } from "./figure.ts";
 import { warpTileLoop } from "../../lib/model/loops.ts";
@@ -17,7 +23,7 @@ const doubleBufferInvalid = (p: Params) =>
 
 /** A variant's rule: its switch takes one of `values`, and the step's rules hold. */
 const withSwitch = (name: string, values: number[]) => (p: Params) =>
-  need([values.includes(p[name]), `${name} is ${values.join(" or ")}`]) ?? doubleBufferInvalid(p);
+  switchRule(p, name, values) ?? doubleBufferInvalid(p);
 
 const layout = stepLayout(import.meta.url);
 

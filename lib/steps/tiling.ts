@@ -35,6 +35,14 @@ export function need(...rules: [boolean, string][]): string | undefined {
 }
 
 /**
+ * A control's switch: parameter `name` is one of `values` (`unset` stands for it when the parameter
+ * is not given, as the kernel's override default does).
+ */
+export function switchRule(p: Params, name: string, values: number[], unset?: number) {
+  return need([values.includes(p[name] ?? unset), `${name} is ${values.join(" or ")}`]);
+}
+
+/**
  * Workgroup bytes of the A tile (BK x BM, transposed, each row padded by PAD vec4s) and the B
  * tile (BK x BN), `buffers` of each (2 when double-buffered), at `element` bytes per value.
  */
