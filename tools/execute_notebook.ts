@@ -22,7 +22,10 @@
  * listening at `idle` (stock nbclient does) loses them. After each cell a silent sentinel runs,
  * and messages are collected until the sentinel is idle and iopub has been quiet for a while.
  * Every iopub message goes to the cell whose request is its parent, whenever it comes, and the
- * `expect` checks run once the whole notebook has run.
+ * `expect` checks run once the whole notebook has run. The kernel parents printed text by the
+ * request it is serving when it publishes the text, not when the code printed it, so the tail
+ * of a cell's printing can arrive as the sentinel's: the sentinel prints nothing itself, and what
+ * arrives under it belongs to the cell before it.
  *
  * Every complete run records where it ran, in the notebook's metadata `gemm_ladder`: executed_on
  * (the adapter's description, from the kernel's own session) and date, replacing what an earlier
@@ -159,7 +162,9 @@ class NotebookRun {
     if (!reply) throw new Error(`no reply within ${timeoutMs / 1000} s`);
     const { content } = await reply;
     const sent = performance.now();
-    const sentinel = await this.kernel.execute("void 0", true);
+    const sentinel = crypto.randomUUID();
+    this.#byRequest.set(sentinel, collector);
+    await this.kernel.execute("void 0", true, sentinel);
     if (!await this.kernel.until(30_000, () => this.kernel.isIdle(sentinel) || undefined)) {
       throw new Error("the kernel did not finish the sentinel after the cell within 30 s");
     }

@@ -220,9 +220,16 @@ export class KernelClient {
     for (const wake of this.#wake.splice(0)) wake();
   }
 
-  /** Send a request; returns its msg_id. */
-  async send(channel: "shell" | "control", msgType: string, content: Content): Promise<string> {
-    const msgId = crypto.randomUUID();
+  /**
+   * Send a request; returns its msg_id. A caller that must route the request's iopub messages
+   * before any can arrive names the msg_id itself.
+   */
+  async send(
+    channel: "shell" | "control",
+    msgType: string,
+    content: Content,
+    msgId: string = crypto.randomUUID(),
+  ): Promise<string> {
     const header = {
       msg_id: msgId,
       msg_type: msgType,
@@ -238,8 +245,8 @@ export class KernelClient {
     return msgId;
   }
 
-  /** Send execute_request; returns its msg_id. */
-  execute(code: string, silent = false): Promise<string> {
+  /** Send execute_request (as `msgId`, when given); returns its msg_id. */
+  execute(code: string, silent = false, msgId?: string): Promise<string> {
     return this.send("shell", "execute_request", {
       code,
       silent,
@@ -247,7 +254,7 @@ export class KernelClient {
       user_expressions: {},
       allow_stdin: false,
       stop_on_error: true,
-    });
+    }, msgId);
   }
 
   /**
