@@ -1,0 +1,159 @@
+/**
+ * What the Vulkan driver compiled each kernel into (lab: not part of the product). Creates each
+ * kernel's pipeline as the runner does at 4096 x 4096 x 4096 (the parameters the bench uses there)
+ * while lab/driver/pipeline_stats_layer.c records what the driver reports for it through
+ * VK_KHR_pipeline_executable_properties: registers per invocation among the statistics on NVIDIA.
+ * Beside each, the step model's register estimate and the workgroups per SM that each count
+ * allows (lib/model/device.ts `occupancy`). Run under the layer (lab/driver/run.sh):
+ *
+ *   deno run -A lab/driver/capture.ts --stats STATS.jsonl --out OUT.json
+ */
+import { acquireGpu } from "../../lib/gpu.ts";
+import { gpuModel, occupancy } from "../../lib/model/device.ts";
+import { stepModel } from "../../lib/model/bounds.ts";
+import type { Shape } from "../../lib/matrix.ts";
+import { currentCommit } from "../../lib/record.ts";
+import { KERNELS, type KernelSpec, type Params } from "../../lib/registry.ts";
+import { kernelParams, prepareKernel } from "../../lib/runner.ts";
+import { probeRecord } from "../probe_record.ts";
+
+const arg = (name: string) => {
+  const i = Deno.args.indexOf(name);
+  if (i < 0 || !Deno.args[i + 1]) throw new Error(`usage: capture.ts --stats FILE --out FILE`);
+  return Deno.args[i + 1];
+};
+const statsFile = arg("--stats");
+const outFile = arg("--out");
+const SHAPE: Shape = { m: 4096, n: 4096, k: 4096 };
+
+interface Statistic {
+  name: string;
+  description: string;
+  value: number | boolean;
+}
+interface Executable {
+  name: string;
+  description: string;
+  subgroupSize: number;
+  statistics: Statistic[];
+  representations: { name: string; bytes: number; file: string }[];
+}
+interface Row {
+  label: string;
+  kernel: string;
+  params: Params;
+  invocations: number;
+  workgroupBytes: number;
+  model?: { registersEstimate?: number; residentPerSm: number; limitedBy: string };
+  modelError?: string;
+  driver?: {
+    executables: Executable[];
+    registers?: number;
+    residentPerSm?: number;
+    limitedBy?: string;
+  };
+  /** Pipelines the driver was asked for before this kernel's (wgpu's own), by entry point. */
+  others?: string[];
+  error?: string;
+}
+
+const gpu = await acquireGpu();
+const device = gpuModel(gpu.summary);
+const started = new Date().toISOString();
+const { rows, save } = probeRecord<Row>(outFile, {
+  device: gpu.summary,
+  started,
+  commit: await currentCommit(),
+  shape: SHAPE,
+  source: "lab/driver/pipeline_stats_layer.c (VK_KHR_pipeline_executable_properties), " +
+    "pipelines created by lab/driver/capture.ts as lib/runner.ts prepareKernel does",
+});
+
+let linesSeen = 0;
+function newPipelines(): { entryPoint: string; executables: Executable[] }[] {
+  let text = "";
+  try {
+    text = Deno.readTextFileSync(statsFile);
+  } catch {
+    return [];
+  }
+  const lines = text.split("\n").filter((l) => l.trim());
+  const fresh = lines.slice(linesSeen).map((l) => JSON.parse(l));
+  linesSeen = lines.length;
+  return fresh;
+}
+
+/** The driver's registers per invocation: the statistic whose name says registers. */
+function registersOf(executables: Executable[]): number | undefined {
+  for (const e of executables) {
+    const s = e.statistics.find((s) => /regist/i.test(s.name) && typeof s.value === "number");
+    if (s) return s.value as number;
+  }
+  return undefined;
+}
+
+async function capture(label: string, spec: KernelSpec, overrides?: Params): Promise<void> {
+  const params = kernelParams(gpu, spec, overrides, SHAPE);
+  const [x, y, z] = spec.workgroupSize(params);
+  const invocations = x * y * z;
+  const workgroupBytes = spec.workgroupStorageBytes(params);
+  const row: Row = { label, kernel: spec.id, params, invocations, workgroupBytes };
+  try {
+    const m = stepModel(spec, params, SHAPE, device);
+    row.model = {
+      registersEstimate: m.registersEstimate,
+      residentPerSm: m.occupancy.resident,
+      limitedBy: m.occupancy.limitedBy,
+    };
+  } catch (e) {
+    row.modelError = (e as Error).message;
+  }
+  newPipelines();
+  try {
+    await prepareKernel(gpu, spec, params);
+    const fresh = newPipelines();
+    const mine = fresh.at(-1);
+    if (!mine) throw new Error("the layer recorded no pipeline (is it loaded?)");
+    const registers = registersOf(mine.executables);
+    const occ = registers === undefined
+      ? undefined
+      : occupancy(device.sm, invocations, registers, workgroupBytes);
+    row.driver = {
+      executables: mine.executables,
+      ...(registers !== undefined ? { registers } : {}),
+      ...(occ ? { residentPerSm: occ.resident, limitedBy: occ.limitedBy } : {}),
+    };
+    if (fresh.length > 1) row.others = fresh.slice(0, -1).map((p) => p.entryPoint);
+  } catch (e) {
+    row.error = (e as Error).message;
+  }
+  rows.push(row);
+  save();
+  console.error(
+    `${label}: driver ${row.driver?.registers ?? "?"} registers (model ${
+      row.model?.registersEstimate ?? "-"
+    }), ${row.driver?.residentPerSm ?? "?"} per SM (model ${row.model?.residentPerSm ?? "-"})${
+      row.error ? ` ERROR ${row.error}` : ""
+    }`,
+  );
+}
+
+const byName = (name: string) => KERNELS.find((k) => k.name === name)!;
+for (const spec of KERNELS) {
+  // 13's plan at 4096 is 12's kernel, captured below with 12's.
+  if (spec.name === "shapes") continue;
+  await capture(spec.name, spec);
+}
+for (const STEPS of [1, 2, 4, 8, 16]) {
+  await capture(`tiled_steps STEPS=${STEPS}`, byName("tiled_steps"), { STEPS });
+}
+for (let bits = 0; bits < 8; bits++) {
+  const t = {
+    UNROLL: (bits >> 2) & 1,
+    NESTED: (bits >> 1) & 1,
+    LITERAL_BUFFER: bits & 1,
+    AHEAD: 0,
+  };
+  await capture(`generated ${JSON.stringify(t)}`, byName("generated"), t);
+}
+console.error(`wrote ${outFile}`);
