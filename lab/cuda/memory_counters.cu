@@ -1,0 +1,199 @@
+// 02's `naive` and 03's `coalesce` ported line for line to CUDA, to read what WebGPU cannot: the
+// hardware counters (Nsight Compute) behind two open questions. 02: why `naive` runs 1.56x slower
+// whenever K is a multiple of 32 (4096 against 4095), and whether padding A's row stride ends it
+// (the cache-set hypothesis). 03: why `coalesce` drops between 2560 and 3072 (the L2 hypothesis).
+// A diagnostic, not a step of the ladder: the port stands for the WGSL kernel only where its
+// times match the WGSL kernel's (the notebooks' records), which this program reports beside them.
+//
+// The mapping is the WGSL's: a 16 x 16 block, threadIdx.x fastest (WebGPU's local_invocation_id.x
+// varies fastest within a subgroup, as CUDA's threadIdx.x within a warp). `naive` takes the row
+// from x, `coalesce` the column. A is M x K with row stride LDA >= K (LDA = K unless padded).
+//
+//   nvcc -O3 -arch=sm_90 -o memory_counters lab/cuda/memory_counters.cu -Xcompiler -fopenmp -lgomp
+//   ./memory_counters                 # every configuration: validated, then timed (JSON lines)
+//   ./memory_counters once NAME       # one launch of one configuration, for ncu
+// lab/cuda/run_counters.sh runs both, the second under ncu.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#define CHECK(call)                                                                  \
+  do {                                                                               \
+    cudaError_t e = (call);                                                          \
+    if (e != cudaSuccess) {                                                          \
+      std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); \
+      std::exit(1);                                                                  \
+    }                                                                                \
+  } while (0)
+
+constexpr int WG = 16;
+
+// kernels/02_naive/kernel.wgsl: x picks the row, y the column.
+__global__ void naive(const float* A, const float* B, float* C, int M, int K, int N, int lda) {
+  int row = blockIdx.x * WG + threadIdx.x;
+  int col = blockIdx.y * WG + threadIdx.y;
+  if (row >= M || col >= N) return;
+  float sum = 0.0f;
+  for (int p = 0; p < K; p++) sum += A[(size_t)row * lda + p] * B[(size_t)p * N + col];
+  C[(size_t)row * N + col] = sum;
+}
+
+// kernels/03_coalesce/kernel.wgsl: x picks the column, y the row.
+__global__ void coalesce(const float* A, const float* B, float* C, int M, int K, int N, int lda) {
+  int col = blockIdx.x * WG + threadIdx.x;
+  int row = blockIdx.y * WG + threadIdx.y;
+  if (row >= M || col >= N) return;
+  float sum = 0.0f;
+  for (int p = 0; p < K; p++) sum += A[(size_t)row * lda + p] * B[(size_t)p * N + col];
+  C[(size_t)row * N + col] = sum;
+}
+
+struct Config {
+  const char* name;
+  bool coalesced;
+  int M, K, N, lda;
+  // The WGSL kernel's speed at this shape in the notebooks' records (GFLOP/s, NVIDIA H200), for
+  // the comparison that says whether the port stands for it; 0 where no record has the shape.
+  double wgslGflops;
+};
+
+// 02: 4096 against 4095 and 4097 (the records' 980, 1 530, 1 540), then 4096 with A's rows
+// padded by 1 float (not line-aligned) and by 8 (32-byte aligned, not 128). 03: the sizes around
+// the drop (the records' 2 630 at 2048 and 2560, 1 590 at 3072, 1 570 at 4096).
+const Config CONFIGS[] = {
+    {"naive_4096", false, 4096, 4096, 4096, 4096, 980},
+    {"naive_4095", false, 4095, 4095, 4095, 4095, 1530},
+    {"naive_4097", false, 4097, 4097, 4097, 4097, 1540},
+    {"naive_4096_lda4097", false, 4096, 4096, 4096, 4097, 0},
+    {"naive_4096_lda4104", false, 4096, 4096, 4096, 4104, 0},
+    {"coalesce_2048", true, 2048, 2048, 2048, 2048, 2630},
+    {"coalesce_2560", true, 2560, 2560, 2560, 2560, 2630},
+    {"coalesce_3072", true, 3072, 3072, 3072, 3072, 1590},
+    {"coalesce_4096", true, 4096, 4096, 4096, 4096, 1570},
+};
+
+struct Buffers {
+  float *A, *B, *C;
+  std::vector<float> a, b;
+};
+
+Buffers prepare(const Config& c, unsigned seed) {
+  Buffers x;
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  x.a.assign((size_t)c.M * c.lda, 0.0f);
+  for (int i = 0; i < c.M; i++)
+    for (int k = 0; k < c.K; k++) x.a[(size_t)i * c.lda + k] = u(rng);
+  x.b.resize((size_t)c.K * c.N);
+  for (auto& v : x.b) v = u(rng);
+  CHECK(cudaMalloc(&x.A, x.a.size() * sizeof(float)));
+  CHECK(cudaMalloc(&x.B, x.b.size() * sizeof(float)));
+  CHECK(cudaMalloc(&x.C, (size_t)c.M * c.N * sizeof(float)));
+  CHECK(cudaMemcpy(x.A, x.a.data(), x.a.size() * sizeof(float), cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(x.B, x.b.data(), x.b.size() * sizeof(float), cudaMemcpyHostToDevice));
+  return x;
+}
+
+void release(Buffers& x) {
+  CHECK(cudaFree(x.A));
+  CHECK(cudaFree(x.B));
+  CHECK(cudaFree(x.C));
+}
+
+void launch(const Config& c, const Buffers& x) {
+  dim3 block(WG, WG);
+  int across = c.coalesced ? c.N : c.M, down = c.coalesced ? c.M : c.N;
+  dim3 grid((across + WG - 1) / WG, (down + WG - 1) / WG);
+  if (c.coalesced)
+    coalesce<<<grid, block>>>(x.A, x.B, x.C, c.M, c.K, c.N, c.lda);
+  else
+    naive<<<grid, block>>>(x.A, x.B, x.C, c.M, c.K, c.N, c.lda);
+  CHECK(cudaGetLastError());
+}
+
+// Validation as the project's at GPU sizes: C poisoned (NaN) first; 32 rows spread over C
+// compared element by element with a float64 reference; every element finite; the relative error
+// norm of those rows under 1e-5 (float32 sums of K products: about 1e-6 expected).
+bool validate(const Config& c, Buffers& x, double* relErr) {
+  CHECK(cudaMemset(x.C, 0xff, (size_t)c.M * c.N * sizeof(float)));
+  launch(c, x);
+  CHECK(cudaDeviceSynchronize());
+  std::vector<float> out((size_t)c.M * c.N);
+  CHECK(cudaMemcpy(out.data(), x.C, out.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  for (float v : out)
+    if (!std::isfinite(v)) return *relErr = NAN, false;
+  const int rows = 32;
+  double err = 0, ref = 0;
+#pragma omp parallel for reduction(+ : err, ref)
+  for (int r = 0; r < rows; r++) {
+    int i = (int)((long)r * (c.M - 1) / (rows - 1));
+    std::vector<double> acc(c.N, 0.0);
+    for (int k = 0; k < c.K; k++) {
+      double av = x.a[(size_t)i * c.lda + k];
+      const float* brow = &x.b[(size_t)k * c.N];
+      for (int j = 0; j < c.N; j++) acc[j] += av * brow[j];
+    }
+    for (int j = 0; j < c.N; j++) {
+      double d = out[(size_t)i * c.N + j] - acc[j];
+      err += d * d;
+      ref += acc[j] * acc[j];
+    }
+  }
+  *relErr = std::sqrt(err / ref);
+  return *relErr < 1e-5;
+}
+
+int main(int argc, char** argv) {
+  bool once = argc >= 3 && !std::strcmp(argv[1], "once");
+  cudaDeviceProp prop;
+  CHECK(cudaGetDeviceProperties(&prop, 0));
+  if (!once) std::printf("{\"device\":\"%s\",\"sms\":%d}\n", prop.name, prop.multiProcessorCount);
+  unsigned seed = 1;
+  for (const Config& c : CONFIGS) {
+    if (once && std::strcmp(argv[2], c.name)) continue;
+    Buffers x = prepare(c, seed++);
+    double relErr;
+    bool ok = validate(c, x, &relErr);
+    if (once) {  // one more launch for the profiler, after the validated one
+      if (ok) launch(c, x);
+      CHECK(cudaDeviceSynchronize());
+      release(x);
+      return ok ? 0 : 1;
+    }
+    std::vector<float> ms;
+    if (ok) {
+      cudaEvent_t start, stop;
+      CHECK(cudaEventCreate(&start));
+      CHECK(cudaEventCreate(&stop));
+      for (int i = 0; i < 3; i++) launch(c, x);  // warm-up
+      for (int i = 0; i < 15; i++) {
+        CHECK(cudaEventRecord(start));
+        launch(c, x);
+        CHECK(cudaEventRecord(stop));
+        CHECK(cudaEventSynchronize(stop));
+        float t;
+        CHECK(cudaEventElapsedTime(&t, start, stop));
+        ms.push_back(t);
+      }
+      std::sort(ms.begin(), ms.end());
+    }
+    double median = ok ? ms[ms.size() / 2] : NAN;
+    double gflops = ok ? 2.0 * c.M * c.K * c.N / (median * 1e6) : NAN;
+    std::printf(
+        "{\"config\":\"%s\",\"M\":%d,\"K\":%d,\"N\":%d,\"lda\":%d,\"validated\":%s,\"relErr\":%.3g,"
+        "\"medianMs\":%.4f,\"spread\":%.4f,\"gflops\":%.1f,\"wgslGflops\":%.0f}\n",
+        c.name, c.M, c.K, c.N, c.lda, ok ? "true" : "false", relErr, median,
+        ok ? (ms.back() - ms.front()) / median : NAN, gflops, c.wgslGflops);
+    std::fflush(stdout);
+    release(x);
+  }
+  if (once) std::fprintf(stderr, "no configuration named %s\n", argv[2]);
+  return once ? 2 : 0;
+}
