@@ -13,7 +13,7 @@
 //   ./memory_counters                 # every configuration: validated, then timed (JSON lines)
 //   ./memory_counters once NAME       # one launch of one configuration, for ncu
 // lab/cuda/run_counters.sh runs both, the second under ncu.
-#include <cuda_runtime.h>
+#include "check.h"
 
 #include <algorithm>
 #include <cmath>
@@ -24,31 +24,14 @@
 #include <string>
 #include <vector>
 
-#define CHECK(call)                                                                  \
-  do {                                                                               \
-    cudaError_t e = (call);                                                          \
-    if (e != cudaSuccess) {                                                          \
-      std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); \
-      std::exit(1);                                                                  \
-    }                                                                                \
-  } while (0)
-
 constexpr int WG = 16;
 
-// kernels/02_naive/kernel.wgsl: x picks the row, y the column.
-__global__ void naive(const float* A, const float* B, float* C, int M, int K, int N, int lda) {
-  int row = blockIdx.x * WG + threadIdx.x;
-  int col = blockIdx.y * WG + threadIdx.y;
-  if (row >= M || col >= N) return;
-  float sum = 0.0f;
-  for (int p = 0; p < K; p++) sum += A[(size_t)row * lda + p] * B[(size_t)p * N + col];
-  C[(size_t)row * N + col] = sum;
-}
-
-// kernels/03_coalesce/kernel.wgsl: x picks the column, y the row.
-__global__ void coalesce(const float* A, const float* B, float* C, int M, int K, int N, int lda) {
-  int col = blockIdx.x * WG + threadIdx.x;
-  int row = blockIdx.y * WG + threadIdx.y;
+// kernels/02_naive/kernel.wgsl (x picks the row, y the column) and kernels/03_coalesce/kernel.wgsl
+// (x picks the column): the one line in which the two steps differ.
+template <bool COALESCED>
+__global__ void product(const float* A, const float* B, float* C, int M, int K, int N, int lda) {
+  int x = blockIdx.x * WG + threadIdx.x, y = blockIdx.y * WG + threadIdx.y;
+  int row = COALESCED ? y : x, col = COALESCED ? x : y;
   if (row >= M || col >= N) return;
   float sum = 0.0f;
   for (int p = 0; p < K; p++) sum += A[(size_t)row * lda + p] * B[(size_t)p * N + col];
@@ -112,9 +95,9 @@ void launch(const Config& c, const Buffers& x) {
   int across = c.coalesced ? c.N : c.M, down = c.coalesced ? c.M : c.N;
   dim3 grid((across + WG - 1) / WG, (down + WG - 1) / WG);
   if (c.coalesced)
-    coalesce<<<grid, block>>>(x.A, x.B, x.C, c.M, c.K, c.N, c.lda);
+    product<true><<<grid, block>>>(x.A, x.B, x.C, c.M, c.K, c.N, c.lda);
   else
-    naive<<<grid, block>>>(x.A, x.B, x.C, c.M, c.K, c.N, c.lda);
+    product<false><<<grid, block>>>(x.A, x.B, x.C, c.M, c.K, c.N, c.lda);
   CHECK(cudaGetLastError());
 }
 

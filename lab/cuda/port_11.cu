@@ -10,7 +10,7 @@
 //   nvcc -O3 -arch=sm_90 -Xptxas -v -o port_11 lab/cuda/port_11.cu \
 //     -L/usr/local/cuda-13.0/targets/x86_64-linux/lib -l:libcublas.so.13
 //   ./port_11 4096
-#include <cuda_runtime.h>
+#include "check.h"
 
 #include <algorithm>
 #include <cmath>
@@ -27,15 +27,6 @@ extern "C" int cublasSetMathMode(cublasHandle_t, int);
 extern "C" int cublasSgemm_v2(cublasHandle_t, int, int, int, int, int, const float*, const float*,
                               int, const float*, int, const float*, float*, int);
 const int CUBLAS_OP_N = 0, CUBLAS_DEFAULT_MATH = 0;
-
-#define CHECK(call)                                                                  \
-  do {                                                                               \
-    cudaError_t e = (call);                                                          \
-    if (e != cudaSuccess) {                                                          \
-      std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); \
-      std::exit(1);                                                                  \
-    }                                                                                \
-  } while (0)
 
 // ABLATE bits: 1 synthetic staged values instead of global loads; 2 nothing staged (no loads, no
 // stores to shared memory); 4 no barrier in the tile loop; 8 fragments read once per tile.

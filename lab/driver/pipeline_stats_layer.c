@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <vulkan/vk_layer.h>
+#include "../vulkan_layer.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define EXTENSION VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME
@@ -24,21 +24,10 @@ static PFN_vkGetPipelineExecutableInternalRepresentationsKHR getRepresentations;
 static int captureOn;  // the device has the extension and its feature enabled
 static int pipelinesWritten;
 
-static void *layerLink(const void *pNext, VkStructureType type) {
-  for (VkBaseInStructure *s = (VkBaseInStructure *)pNext; s; s = (VkBaseInStructure *)s->pNext) {
-    VkLayerInstanceCreateInfo *info = (VkLayerInstanceCreateInfo *)s;  // same layout as the device one
-    if (s->sType == type && info->function == VK_LAYER_LINK_INFO) return info;
-  }
-  return NULL;
-}
-
 static VKAPI_ATTR VkResult VKAPI_CALL statsCreateInstance(const VkInstanceCreateInfo *ci,
     const VkAllocationCallbacks *alloc, VkInstance *instance) {
-  VkLayerInstanceCreateInfo *link = layerLink(ci->pNext, VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO);
-  if (!link) return VK_ERROR_INITIALIZATION_FAILED;
-  nextGipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
-  link->u.pLayerInfo = link->u.pLayerInfo->pNext;
-  PFN_vkCreateInstance next = (PFN_vkCreateInstance)nextGipa(NULL, "vkCreateInstance");
+  PFN_vkCreateInstance next = nextCreateInstance(ci, &nextGipa);
+  if (!next) return VK_ERROR_INITIALIZATION_FAILED;
   VkResult result = next(ci, alloc, instance);
   if (result == VK_SUCCESS) theInstance = *instance;
   return result;
@@ -59,12 +48,8 @@ static int deviceHasExtension(VkPhysicalDevice gpu) {
 
 static VKAPI_ATTR VkResult VKAPI_CALL statsCreateDevice(VkPhysicalDevice gpu, const VkDeviceCreateInfo *ci,
     const VkAllocationCallbacks *alloc, VkDevice *device) {
-  VkLayerDeviceCreateInfo *link = layerLink(ci->pNext, VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO);
-  if (!link) return VK_ERROR_INITIALIZATION_FAILED;
-  PFN_vkGetInstanceProcAddr gipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
-  nextGdpa = link->u.pLayerInfo->pfnNextGetDeviceProcAddr;
-  link->u.pLayerInfo = link->u.pLayerInfo->pNext;
-  PFN_vkCreateDevice next = (PFN_vkCreateDevice)gipa(NULL, "vkCreateDevice");
+  PFN_vkCreateDevice next = nextCreateDevice(ci, &nextGdpa);
+  if (!next) return VK_ERROR_INITIALIZATION_FAILED;
 
   VkDeviceCreateInfo copy = *ci;
   VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR feature = {

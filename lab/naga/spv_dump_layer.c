@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <vulkan/vk_layer.h>
+#include "../vulkan_layer.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -14,33 +14,16 @@ static PFN_vkGetDeviceProcAddr nextGdpa;
 static PFN_vkCreateShaderModule nextCreateShaderModule;
 static int modulesWritten;
 
-// The loader puts its link to the next layer in pNext; take ours and advance it for the next.
-static void *layerLink(const void *pNext, VkStructureType type) {
-  for (VkBaseInStructure *s = (VkBaseInStructure *)pNext; s; s = (VkBaseInStructure *)s->pNext) {
-    VkLayerInstanceCreateInfo *info = (VkLayerInstanceCreateInfo *)s;  // same layout as the device one
-    if (s->sType == type && info->function == VK_LAYER_LINK_INFO) return info;
-  }
-  return NULL;
-}
-
 static VKAPI_ATTR VkResult VKAPI_CALL dumpCreateInstance(const VkInstanceCreateInfo *ci,
     const VkAllocationCallbacks *alloc, VkInstance *instance) {
-  VkLayerInstanceCreateInfo *link = layerLink(ci->pNext, VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO);
-  if (!link) return VK_ERROR_INITIALIZATION_FAILED;
-  nextGipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
-  link->u.pLayerInfo = link->u.pLayerInfo->pNext;
-  PFN_vkCreateInstance next = (PFN_vkCreateInstance)nextGipa(NULL, "vkCreateInstance");
-  return next(ci, alloc, instance);
+  PFN_vkCreateInstance next = nextCreateInstance(ci, &nextGipa);
+  return next ? next(ci, alloc, instance) : VK_ERROR_INITIALIZATION_FAILED;
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL dumpCreateDevice(VkPhysicalDevice gpu, const VkDeviceCreateInfo *ci,
     const VkAllocationCallbacks *alloc, VkDevice *device) {
-  VkLayerDeviceCreateInfo *link = layerLink(ci->pNext, VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO);
-  if (!link) return VK_ERROR_INITIALIZATION_FAILED;
-  PFN_vkGetInstanceProcAddr gipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
-  nextGdpa = link->u.pLayerInfo->pfnNextGetDeviceProcAddr;
-  link->u.pLayerInfo = link->u.pLayerInfo->pNext;
-  PFN_vkCreateDevice next = (PFN_vkCreateDevice)gipa(NULL, "vkCreateDevice");
+  PFN_vkCreateDevice next = nextCreateDevice(ci, &nextGdpa);
+  if (!next) return VK_ERROR_INITIALIZATION_FAILED;
   VkResult result = next(gpu, ci, alloc, device);
   if (result == VK_SUCCESS)
     nextCreateShaderModule = (PFN_vkCreateShaderModule)nextGdpa(*device, "vkCreateShaderModule");
