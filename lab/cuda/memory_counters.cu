@@ -13,7 +13,7 @@
 //   ./memory_counters                 # every configuration: validated, then timed (JSON lines)
 //   ./memory_counters once NAME       # one launch of one configuration, for ncu
 // lab/cuda/run_counters.sh runs both, the second under ncu.
-#include "check.h"
+#include "cuda_lab.h"
 
 #include <algorithm>
 #include <cmath>
@@ -151,22 +151,7 @@ int main(int argc, char** argv) {
       return ok ? 0 : 1;
     }
     std::vector<float> ms;
-    if (ok) {
-      cudaEvent_t start, stop;
-      CHECK(cudaEventCreate(&start));
-      CHECK(cudaEventCreate(&stop));
-      for (int i = 0; i < 3; i++) launch(c, x);  // warm-up
-      for (int i = 0; i < 15; i++) {
-        CHECK(cudaEventRecord(start));
-        launch(c, x);
-        CHECK(cudaEventRecord(stop));
-        CHECK(cudaEventSynchronize(stop));
-        float t;
-        CHECK(cudaEventElapsedTime(&t, start, stop));
-        ms.push_back(t);
-      }
-      std::sort(ms.begin(), ms.end());
-    }
+    if (ok) ms = eventTimes([&] { launch(c, x); }, 3, 15);
     double median = ok ? ms[ms.size() / 2] : NAN;
     double gflops = ok ? 2.0 * c.M * c.K * c.N / (median * 1e6) : NAN;
     std::printf(

@@ -10,7 +10,7 @@
 //   nvcc -O3 -arch=sm_90 -Xptxas -v -o port_11 lab/cuda/port_11.cu \
 //     -L/usr/local/cuda-13.0/targets/x86_64-linux/lib -l:libcublas.so.13
 //   ./port_11 4096
-#include "check.h"
+#include "cuda_lab.h"
 
 #include <algorithm>
 #include <cmath>
@@ -173,24 +173,7 @@ Timing timeKernel(const float* A, const float* B, float* C, int n, int reps) {
                                                         reinterpret_cast<const float4*>(B), C, n,
                                                         n, n);
   };
-  cudaEvent_t start, stop;
-  CHECK(cudaEventCreate(&start));
-  CHECK(cudaEventCreate(&stop));
-  for (int i = 0; i < 20; i++) launch();  // warm-up: clocks up, caches primed
-  CHECK(cudaGetLastError());
-  std::vector<float> ms;
-  for (int i = 0; i < reps; i++) {
-    CHECK(cudaEventRecord(start));
-    launch();
-    CHECK(cudaEventRecord(stop));
-    CHECK(cudaEventSynchronize(stop));
-    float t;
-    CHECK(cudaEventElapsedTime(&t, start, stop));
-    ms.push_back(t);
-  }
-  CHECK(cudaEventDestroy(start));
-  CHECK(cudaEventDestroy(stop));
-  std::sort(ms.begin(), ms.end());
+  const std::vector<float> ms = eventTimes(launch, 20, reps);
   return {ms[ms.size() / 2], ms.front(), ms.back()};
 }
 
@@ -244,21 +227,7 @@ int main(int argc, char** argv) {
   sgemm();
   CHECK(cudaMemcpy(c.data(), dC, bytes, cudaMemcpyDeviceToHost));
   const double blasErr = sampledError(a, b, c, n);
-  cudaEvent_t start, stop;
-  CHECK(cudaEventCreate(&start));
-  CHECK(cudaEventCreate(&stop));
-  for (int i = 0; i < 20; i++) sgemm();
-  std::vector<float> ms;
-  for (int i = 0; i < reps; i++) {
-    CHECK(cudaEventRecord(start));
-    sgemm();
-    CHECK(cudaEventRecord(stop));
-    CHECK(cudaEventSynchronize(stop));
-    float t;
-    CHECK(cudaEventElapsedTime(&t, start, stop));
-    ms.push_back(t);
-  }
-  std::sort(ms.begin(), ms.end());
+  const std::vector<float> ms = eventTimes(sgemm, 20, reps);
   const double blas = flop / (ms[reps / 2] * 1e6);
   std::printf("%-52s %8.3f ms %9.0f GFLOP/s  1.000 cuBLAS  err %.1e\n", "cuBLAS SGEMM (TF32 off)",
               ms[reps / 2], blas, blasErr);
