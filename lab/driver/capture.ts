@@ -4,9 +4,12 @@
  * while lab/driver/pipeline_stats_layer.c records what the driver reports for it through
  * VK_KHR_pipeline_executable_properties: registers per invocation among the statistics on NVIDIA.
  * Beside each, the step model's register estimate and the workgroups per SM that each count
- * allows (lib/model/device.ts `occupancy`). Run under the layer (lab/driver/run.sh):
+ * allows (lib/model/device.ts `occupancy`). Run under the layer, built with gcc from
+ * pipeline_stats_layer.c into a folder beside pipeline_stats_layer.json:
  *
- *   deno run -A lab/driver/capture.ts --stats STATS.jsonl --out OUT.json
+ *   PIPELINE_STATS_FILE=STATS.jsonl VK_LAYER_PATH=FOLDER \
+ *     VK_INSTANCE_LAYERS=VK_LAYER_GEMM_LADDER_pipeline_stats \
+ *     deno run -A lab/driver/capture.ts --stats STATS.jsonl --out OUT.json
  */
 import { acquireGpu } from "../../lib/gpu.ts";
 import { gpuModel, occupancy } from "../../lib/model/device.ts";
