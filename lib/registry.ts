@@ -56,6 +56,8 @@ export const KERNELS: KernelSpec[] = [
   f16.storage,
   f16.storageVec4Loads,
   f16.vec4Loads,
+  f16.storageU32Loads,
+  f16.u32Loads,
 ];
 
 /**

@@ -150,7 +150,9 @@ Deno.test(
 );
 
 Deno.test("f16 kernels: within their own bound, and really f16", gpuTest, async () => {
-  for (const id of ["f16", "f16_storage", "f16_vec4", "f16_storage_vec4"]) {
+  for (
+    const id of ["f16", "f16_storage", "f16_vec4", "f16_storage_vec4", "f16_u32", "f16_storage_u32"]
+  ) {
     const spec = findKernel(id)!;
     // K and N multiples of 4 (the vec4<f16> loads), K only (B element by element), neither.
     const shapes = [{ m: 96, k: 256, n: 128 }, { m: 200, k: 300, n: 150 }, { m: 33, k: 517, n: 7 }];
@@ -179,6 +181,20 @@ Deno.test("f16 vec4 loads: A and B bound as vec4<f16>, one load per four values 
   }
   const scalar = findKernel("f16")!;
   assert.match(scalar.generate!(scalar.params), /var<storage, read> A: array<f16>/);
+});
+
+Deno.test("f16 u32 loads: A and B bound as vec2<u32>, four f16 unpacked per load where aligned", () => {
+  for (const id of ["f16_u32", "f16_storage_u32"]) {
+    const spec = findKernel(id)!;
+    const text = spec.generate!(spec.params);
+    assert.match(text, /var<storage, read> A: array<vec2<u32>>/);
+    assert.match(text, /unpack2x16float\(w\.x\), unpack2x16float\(w\.y\)/);
+    assert.match(
+      text,
+      /if \(dims\.K % 4u == 0u\) \{\n\s+return .*quadA\(select\(arrayLength\(&A\) - 1u, at \/ 4u/,
+    );
+    assert.match(text, /var<storage, read_write> C: array<f16>/);
+  }
 });
 
 Deno.test("demo: the local-array 2D blocktile computes the same result", gpuTest, async () => {

@@ -65,7 +65,9 @@ export interface GeneratedParams {
   F16?: number;
   /**
    * With F16: 1 reads A as `vec4<f16>` where K is a multiple of 4 and B where N is, one load per
-   * four values as step 12 reads f32 (elsewhere element by element, as with 0, the default).
+   * four values as step 12 reads f32 (elsewhere element by element, as with 0, the default); 2
+   * reads the same four values as one `vec2<u32>`, unpacked with `unpack2x16float`: the same 8
+   * bytes per load, loaded as 32-bit words instead of as f16.
    */
   F16_VEC4?: number;
 }
@@ -132,7 +134,7 @@ export function whyInvalid(p: GeneratedParams): string | undefined {
     [!p.SPLIT_K || p.SPLIT_K === 1, "SPLIT_K must be 0 or 1"],
     [[undefined, 0, 1, 2].includes(p.F16), "F16 must be 0, 1 or 2"],
     [!(p.F16 && p.SPLIT_K), "split K is written for f32 only"],
-    [[undefined, 0, 1].includes(p.F16_VEC4), "F16_VEC4 must be 0 or 1"],
+    [[undefined, 0, 1, 2].includes(p.F16_VEC4), "F16_VEC4 must be 0, 1 or 2"],
     [!p.F16_VEC4 || !!p.F16, "F16_VEC4 reads f16 matrices: it needs F16"],
   ];
   return rules.find(([ok]) => !ok)?.[1];
@@ -308,19 +310,37 @@ fn loadB(k: u32, col: u32) -> ${tileVec} {
 }
 
 /**
- * loadA and loadB for f16 matrices bound as `vec4<f16>` (F16_VEC4=1). Where K (for A) or N (for
- * B) is a multiple of 4, the four values a load asks for start on a vec4 (its column is one too)
- * and are all inside the matrix or all outside it: one load, as step 12 reads f32. Otherwise the
- * four are read element by element, as f16Loads does; the branch is on the uniform dims, so every
- * invocation takes the same path. Outside the matrix a load reads the zero vec4 after the data.
+ * loadA and loadB for f16 matrices bound as `vec4<f16>` (F16_VEC4=1), or as `vec2<u32>` words
+ * unpacked with `unpack2x16float` (F16_VEC4=2). Where K (for A) or N (for B) is a multiple of 4,
+ * the four values a load asks for start on a vec4 (its column is one too) and are all inside the
+ * matrix or all outside it: one load, as step 12 reads f32. Otherwise the four are read element
+ * by element, as f16Loads does; the branch is on the uniform dims, so every invocation takes the
+ * same path. Outside the matrix a load reads the zero vec4 after the data.
  */
 function f16Vec4Loads(p: GeneratedParams, tileVec: string): string {
+  const words = p.F16_VEC4 === 2;
   const wrap = (e: string) => asTile(p, tileVec, e);
+  // Four values at vec4 index i: the f16 vec4 itself, or the two words unpacked (little-endian:
+  // the low half of each word is the earlier value), as f32 or as the f16 tiles hold them.
+  const quad = (m: "A" | "B", i: string) =>
+    words
+      ? (tileVec === "vec4<f32>" ? `quad${m}(${i})` : `vec4<f16>(quad${m}(${i}))`)
+      : wrap(`${m}[${i}]`);
+  const quadOf = (m: "A" | "B") =>
+    words
+      ? `// Four f16 values of ${m} from vec4 index i, unpacked from two 32-bit words.
+fn quad${m}(i: u32) -> vec4<f32> {
+  let w = ${m}[i];
+  return vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y));
+}
+
+`
+      : "";
   const elementOf = (m: "A" | "B") =>
-    `// Element i of ${m}, or the zero after its data when inside is false.
+    `${quadOf(m)}// Element i of ${m}, or the zero after its data when inside is false.
 fn element${m}(i: u32, inside: bool) -> f16 {
   let at = select(arrayLength(&${m}) * 4u - 4u, i, inside);
-  return ${m}[at / 4u][at % 4u];
+  return ${words ? `f16(quad${m}(at / 4u)[at % 4u])` : `${m}[at / 4u][at % 4u]`};
 }`;
   const four = (m: "A" | "B", inside: (plus: string) => string) =>
     fourF16(p, tileVec, (plus) => `element${m}(at${plus}, ${inside(plus)})`);
@@ -333,7 +353,7 @@ fn loadA(row: u32, k: u32) -> ${tileVec} {
   let at = row * dims.K + k;
   let inRow = row < dims.M;
   if (dims.K % 4u == 0u) {
-    return ${wrap("A[select(arrayLength(&A) - 1u, at / 4u, inRow && k < dims.K)]")};
+    return ${quad("A", "select(arrayLength(&A) - 1u, at / 4u, inRow && k < dims.K)")};
   }
   return ${four("A", (plus) => `inRow && k${plus} < dims.K`)};
 }
@@ -343,7 +363,7 @@ fn loadB(k: u32, col: u32) -> ${tileVec} {
   let at = k * dims.N + col;
   let inK = k < dims.K;
   if (dims.N % 4u == 0u) {
-    return ${wrap("B[select(arrayLength(&B) - 1u, at / 4u, inK && col < dims.N)]")};
+    return ${quad("B", "select(arrayLength(&B) - 1u, at / 4u, inK && col < dims.N)")};
   }
   return ${four("B", (plus) => `inK && col${plus} < dims.N`)};
 }
@@ -419,14 +439,18 @@ ${half("cur", "other")}
 // BM=${p.BM} BN=${p.BN} BK=${p.BK} TN=${p.TN} PAD=${p.PAD} GROUP_M=${p.GROUP_M} AHEAD=${p.AHEAD}.${
     split ? "\n// Split K: workgroup z sums slice z of K into partial C number z (SPLIT_K=1)." : ""
   }${f16 ? "\n" + PRECISION_NOTE[p.F16 as 1 | 2] : ""}${
-    p.F16_VEC4
+    p.F16_VEC4 === 1
       ? "\n// F16_VEC4=1: A and B are read as vec4<f16> where K and N are multiples of 4."
+      : p.F16_VEC4 === 2
+      ? "\n// F16_VEC4=2: A and B are read as vec2<u32> words (four f16), unpacked, where K and N are\n// multiples of 4."
       : ""
   }
 
 ${
     productInterface({
-      element: f16 ? (p.F16_VEC4 ? "vec4<f16>" : "f16") : "vec4<f32>",
+      element: f16
+        ? (p.F16_VEC4 === 2 ? "vec2<u32>" : p.F16_VEC4 ? "vec4<f16>" : "f16")
+        : "vec4<f32>",
       paddedB: true,
     })
   }

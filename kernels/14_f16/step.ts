@@ -105,3 +105,25 @@ export const storageVec4Loads: KernelSpec = {
   idea: "f16 storage with one vec4<f16> load per four values, widened to f32 tiles and math.",
   params: { ...storage.params, F16_VEC4: 1 },
 };
+
+/**
+ * The same four values per load as `vec4Loads`, loaded as two 32-bit words and unpacked with
+ * `unpack2x16float` (F16_VEC4=2): 8 bytes per load either way, so beside `vec4Loads` it tests
+ * whether the loads cost as f16 loads or as 8-byte loads.
+ */
+export const u32Loads: KernelSpec = {
+  ...vec4Loads,
+  ...variantLayout(layout, "u32"),
+  title: "f16, vec2<u32> loads",
+  idea: "f16 with each four values of A and B loaded as two 32-bit words and unpacked.",
+  params: { ...step.params, F16_VEC4: 2 },
+};
+
+/** f16 storage (f32 tiles and math) with vec2<u32> loads, unpacked straight to f32. */
+export const storageU32Loads: KernelSpec = {
+  ...storageVec4Loads,
+  ...variantLayout(layout, "storage_u32"),
+  title: "f16 storage, vec2<u32> loads",
+  idea: "f16 storage with each four values loaded as two 32-bit words, unpacked to f32 tiles.",
+  params: { ...storage.params, F16_VEC4: 2 },
+};

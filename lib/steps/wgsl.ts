@@ -5,16 +5,19 @@
 
 /** How a generated kernel reads A and B, and what the runner padded. */
 export interface ProductInterface {
-  /** The element A and B are read as: one f32 or f16, or a vec4 of them (C: f16 or f32 as they). */
-  element: "f32" | "vec4<f32>" | "f16" | "vec4<f16>";
+  /**
+   * The element A and B are read as: one f32 or f16, a vec4 of them, or a vec2<u32> holding four
+   * f16 (C: f16 for the f16 forms, else f32).
+   */
+  element: "f32" | "vec4<f32>" | "f16" | "vec4<f16>" | "vec2<u32>";
   /** B's rows are padded to whole vec4s when N is not a multiple of 4 (C's stride stays N). */
   paddedB: boolean;
 }
 
 /** The Dims struct and the four bindings, with the comments a reader of the text needs. */
 export function productInterface({ element, paddedB }: ProductInterface): string {
-  const c = element.includes("f16") ? "f16" : "f32";
-  const zero = element.startsWith("vec4")
+  const c = element === "f32" || element === "vec4<f32>" ? "f32" : "f16";
+  const zero = element.startsWith("vec")
     ? "the zero vec4"
     : element === "f16"
     ? "a zero"
