@@ -49,6 +49,7 @@ export const KERNELS: KernelSpec[] = [
   doubleBuffer.flat,
   doubleBuffer.singleBuffer,
   doubleBuffer.stashFirst,
+  doubleBuffer.storedInOrder,
   autotune.step,
   generated.step,
   shapes.step,

@@ -293,6 +293,14 @@ Deno.test(
   },
 );
 
+Deno.test(
+  "demo: double buffering stored before the multiply-adds in 09's load order computes the same result",
+  gpuTest,
+  async () => {
+    await assertCorrectOn(["double_buffer_stored_in_order"], BUFFER_SHAPES);
+  },
+);
+
 // lavapipe runs a workgroup's invocations in chunks of 8 that take turns at barriers, so with a
 // barrier missing some chunks read tiles that others have not written yet (RAW) or have already
 // overwritten (WAR). In every run here the race showed up, given K spans several tiles and a
