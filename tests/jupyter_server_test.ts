@@ -207,8 +207,12 @@ async function execute(ch: Channels, code: string): Promise<Output[]> {
     seen = ch.inbox.length;
     await new Promise((r) => setTimeout(r, QUIET_MS));
   }
+  // Deno's kernel parents printed text by the request it serves when it publishes the text, so
+  // the tail of a long print can arrive as the sentinel's, which prints nothing itself: it is
+  // the cell's (tools/execute_notebook.ts routes it the same way).
   const outputs: Output[] = [];
-  for (const m of ch.inbox.filter((m) => m.parent_header.msg_id === id)) {
+  const ours = new Set([id, sentinel]);
+  for (const m of ch.inbox.filter((m) => ours.has(m.parent_header.msg_id ?? ""))) {
     const c = m.content as {
       name?: string;
       text?: string;
