@@ -40,6 +40,8 @@ override BUFFERS: u32 = 2u;
 // 0: the next tile is stored after this tile's multiply-adds, its loads in flight meanwhile. 1, a
 // control: stored before them (into the other copy, free since the last barrier), so each tile's
 // loads are still issued together but their wait is no longer hidden behind the multiply-adds.
+// 2, a control for 1: stored before them in 09's order, each vec4 stored as soon as it is loaded
+// (`fetch` stores, `stash` has nothing left to do), so only issuing the loads together differs.
 override STASH_FIRST: u32 = 0u;
 override THREADS: u32 = (BM / 8u) * (BN / 8u);
 override AS: u32 = BM / 4u + PAD;
@@ -98,6 +100,11 @@ fn storeA(buf: u32, i: u32, v: vec4<f32>) {
 
 fn fetch(tid: u32, m0: u32, n0: u32, k0: u32) -> Staged {
   var s: Staged;
+  if (STASH_FIRST == 2u) {
+    // Tile k0 / BK goes to copy (k0 / BK) % 2, as the loop's `cur` and `1 - cur` pick it.
+    loadInOrder(tid, (k0 / BK) % 2u, m0, n0, k0);
+    return s;
+  }
   s.a0 = loadA(tid, m0, k0);
   s.b0 = loadB(tid, k0, n0);
   if (LA > 1u) { s.a1 = loadA(tid + THREADS, m0, k0); }
@@ -109,7 +116,24 @@ fn fetch(tid: u32, m0: u32, n0: u32, k0: u32) -> Staged {
   return s;
 }
 
+// The tile at k0 loaded and stored one vec4 at a time, A's then B's, as 09 does (STASH_FIRST 2).
+fn loadInOrder(tid: u32, buf: u32, m0: u32, n0: u32, k0: u32) {
+  let aBuf = buf * A_TILE;
+  let bBuf = buf * B_TILE;
+  storeA(aBuf, tid, loadA(tid, m0, k0));
+  if (LA > 1u) { storeA(aBuf, tid + THREADS, loadA(tid + THREADS, m0, k0)); }
+  if (LA > 2u) { storeA(aBuf, tid + 2u * THREADS, loadA(tid + 2u * THREADS, m0, k0)); }
+  if (LA > 3u) { storeA(aBuf, tid + 3u * THREADS, loadA(tid + 3u * THREADS, m0, k0)); }
+  Bs[bBuf + tid] = loadB(tid, k0, n0);
+  if (LB > 1u) { Bs[bBuf + tid + THREADS] = loadB(tid + THREADS, k0, n0); }
+  if (LB > 2u) { Bs[bBuf + tid + 2u * THREADS] = loadB(tid + 2u * THREADS, k0, n0); }
+  if (LB > 3u) { Bs[bBuf + tid + 3u * THREADS] = loadB(tid + 3u * THREADS, k0, n0); }
+}
+
 fn stash(tid: u32, buf: u32, s: Staged) {
+  if (STASH_FIRST == 2u) {
+    return; // fetch stored the tile already
+  }
   let aBuf = buf * A_TILE;
   let bBuf = buf * B_TILE;
   storeA(aBuf, tid, s.a0);

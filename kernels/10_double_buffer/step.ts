@@ -91,25 +91,22 @@ export const stashFirst: KernelSpec = {
   params: { ...step.params, STASH_FIRST: 1 },
   invalid: (p) =>
     need([p.BUFFERS === undefined || p.BUFFERS === 2, "STASH_FIRST needs the two copies"]) ??
-      withSwitch("STASH_FIRST", [0, 1])(p),
+      withSwitch("STASH_FIRST", [0, 1, 2])(p),
   space: undefined,
   knob: undefined,
   demo: true,
 };
 
 /**
- * The stash-first control with its loads in 09's order (stored_in_order.wgsl): each vec4 loaded
- * and stored before the next is loaded, in this kernel's written-out code. Between it and
+ * The stash-first control with its loads in 09's order (STASH_FIRST = 2): each vec4 loaded and
+ * stored before the next is loaded, in this kernel's written-out code. Between it and
  * `stashFirst`, only the loads issued together; between it and 09, the code's shape (written-out
  * loads and stores, two copies, one barrier).
  */
 export const storedInOrder: KernelSpec = {
-  ...step,
-  ...variantLayout(layout, "stored_in_order", "stored_in_order.wgsl"),
+  ...stashFirst,
+  ...variantLayout(layout, "stored_in_order"),
   title: "Double buffering, loads in 09's order",
   idea: "10's stash-first control with each vec4 loaded and stored in turn, as 09 does.",
-  invalid: doubleBufferInvalid,
-  space: undefined,
-  knob: undefined,
-  demo: true,
+  params: { ...step.params, STASH_FIRST: 2 },
 };
