@@ -27,20 +27,28 @@
 constexpr int WG = 16;
 
 // kernels/02_naive/kernel.wgsl (x picks the row, y the column) and kernels/03_coalesce/kernel.wgsl
-// (x picks the column): the one line in which the two steps differ.
-template <bool COALESCED>
+// (x picks the column): the one line in which the two steps differ. nvcc unrolls the K loop (32
+// registers), so each invocation has several loads in flight; the Vulkan driver compiles the WGSL
+// loop as written (16 registers, lab/driver), one pair of loads at a time. ROLLED keeps the loop
+// as the driver does, to see whether that is what separates the port's speed from the WGSL's.
+template <bool COALESCED, bool ROLLED>
 __global__ void product(const float* A, const float* B, float* C, int M, int K, int N, int lda) {
   int x = blockIdx.x * WG + threadIdx.x, y = blockIdx.y * WG + threadIdx.y;
   int row = COALESCED ? y : x, col = COALESCED ? x : y;
   if (row >= M || col >= N) return;
   float sum = 0.0f;
-  for (int p = 0; p < K; p++) sum += A[(size_t)row * lda + p] * B[(size_t)p * N + col];
+  if constexpr (ROLLED) {
+#pragma unroll 1
+    for (int p = 0; p < K; p++) sum += A[(size_t)row * lda + p] * B[(size_t)p * N + col];
+  } else {
+    for (int p = 0; p < K; p++) sum += A[(size_t)row * lda + p] * B[(size_t)p * N + col];
+  }
   C[(size_t)row * N + col] = sum;
 }
 
 struct Config {
   const char* name;
-  bool coalesced;
+  bool coalesced, rolled;
   int M, K, N, lda;
   // The WGSL kernel's speed at this shape in the notebooks' records (GFLOP/s, NVIDIA H200), for
   // the comparison that says whether the port stands for it; 0 where no record has the shape.
@@ -51,15 +59,23 @@ struct Config {
 // padded by 1 float (not line-aligned) and by 8 (32-byte aligned, not 128). 03: the sizes around
 // the drop (the records' 2 630 at 2048 and 2560, 1 590 at 3072, 1 570 at 4096).
 const Config CONFIGS[] = {
-    {"naive_4096", false, 4096, 4096, 4096, 4096, 980},
-    {"naive_4095", false, 4095, 4095, 4095, 4095, 1530},
-    {"naive_4097", false, 4097, 4097, 4097, 4097, 1540},
-    {"naive_4096_lda4097", false, 4096, 4096, 4096, 4097, 0},
-    {"naive_4096_lda4104", false, 4096, 4096, 4096, 4104, 0},
-    {"coalesce_2048", true, 2048, 2048, 2048, 2048, 2630},
-    {"coalesce_2560", true, 2560, 2560, 2560, 2560, 2630},
-    {"coalesce_3072", true, 3072, 3072, 3072, 3072, 1590},
-    {"coalesce_4096", true, 4096, 4096, 4096, 4096, 1570},
+    {"naive_4096", false, false, 4096, 4096, 4096, 4096, 980},
+    {"naive_4095", false, false, 4095, 4095, 4095, 4095, 1530},
+    {"naive_4097", false, false, 4097, 4097, 4097, 4097, 1540},
+    {"naive_4096_lda4097", false, false, 4096, 4096, 4096, 4097, 0},
+    {"naive_4096_lda4104", false, false, 4096, 4096, 4096, 4104, 0},
+    {"coalesce_2048", true, false, 2048, 2048, 2048, 2048, 2630},
+    {"coalesce_2560", true, false, 2560, 2560, 2560, 2560, 2630},
+    {"coalesce_3072", true, false, 3072, 3072, 3072, 3072, 1590},
+    {"coalesce_4096", true, false, 4096, 4096, 4096, 4096, 1570},
+    // The same with the loop kept rolled, as the driver compiles the WGSL.
+    {"naive_4096_rolled", false, true, 4096, 4096, 4096, 4096, 980},
+    {"naive_4095_rolled", false, true, 4095, 4095, 4095, 4095, 1530},
+    {"naive_4096_lda4097_rolled", false, true, 4096, 4096, 4096, 4097, 0},
+    {"coalesce_2048_rolled", true, true, 2048, 2048, 2048, 2048, 2630},
+    {"coalesce_2560_rolled", true, true, 2560, 2560, 2560, 2560, 2630},
+    {"coalesce_3072_rolled", true, true, 3072, 3072, 3072, 3072, 1590},
+    {"coalesce_4096_rolled", true, true, 4096, 4096, 4096, 4096, 1570},
 };
 
 struct Buffers {
@@ -94,10 +110,9 @@ void launch(const Config& c, const Buffers& x) {
   dim3 block(WG, WG);
   int across = c.coalesced ? c.N : c.M, down = c.coalesced ? c.M : c.N;
   dim3 grid((across + WG - 1) / WG, (down + WG - 1) / WG);
-  if (c.coalesced)
-    product<true><<<grid, block>>>(x.A, x.B, x.C, c.M, c.K, c.N, c.lda);
-  else
-    product<false><<<grid, block>>>(x.A, x.B, x.C, c.M, c.K, c.N, c.lda);
+  auto kernel = c.coalesced ? (c.rolled ? product<true, true> : product<true, false>)
+                            : (c.rolled ? product<false, true> : product<false, false>);
+  kernel<<<grid, block>>>(x.A, x.B, x.C, c.M, c.K, c.N, c.lda);
   CHECK(cudaGetLastError());
 }
 
