@@ -159,4 +159,18 @@ for (let bits = 0; bits < 8; bits++) {
   };
   await capture(`generated ${JSON.stringify(t)}`, byName("generated"), t);
 }
+// 14's control: every f16 variant at step 12's own tile, as notebook 14 runs them side by side.
+const tile = kernelParams(gpu, byName("generated"), undefined, SHAPE);
+for (
+  const [name, f16] of [
+    ["f16_storage", { F16: 1 }],
+    ["f16_storage_vec4", { F16: 1, F16_VEC4: 1 }],
+    ["f16_storage_u32", { F16: 1, F16_VEC4: 2 }],
+    ["f16", { F16: 2 }],
+    ["f16_vec4", { F16: 2, F16_VEC4: 1 }],
+    ["f16_u32", { F16: 2, F16_VEC4: 2 }],
+  ] as const
+) {
+  await capture(`${name} at 12's tile`, byName(name), { ...tile, ...f16 });
+}
 console.error(`wrote ${outFile}`);

@@ -5,6 +5,7 @@
  */
 import { loadKernelSource } from "../gpu.ts";
 import { loadNagaClamps } from "../naga.ts";
+import { driverStatistic, loadDriverRecord } from "../driver_registers.ts";
 import { loadTransforms } from "../transforms.ts";
 import {
   type GeneratedParams,
@@ -145,16 +146,43 @@ export async function showTransforms(device = "nvidia-h200"): Promise<void> {
     ].filter(Boolean).join(" + ") || "none (loop, flat tiles, t % 2)";
   const ref = t.autotune[0];
   const cublas = t.cublas.find((c) => c.shape.n === ref?.shape.n);
+  // The driver's register count for the same tile and transforms, where a capture has it.
+  const driver = await loadDriverRecord(device);
+  const pipelineOf = (transforms: Record<string, number>) => {
+    const want: Record<string, number> = { ...t.params, ...transforms };
+    return driver?.rows.find((r) =>
+      r.label.startsWith("generated ") &&
+      Object.entries(want).every(([k, v]) => r.params[k] === v)
+    );
+  };
+  const pipelines = t.variants.map((v) =>
+    pipelineOf(v.transforms as unknown as Record<string, number>)
+  );
+  const withRegisters = pipelines.some((p) => p?.driver?.registers !== undefined);
   await showTable(
-    ["transforms", "shape", "GFLOP/s", "x 11", "of cuBLAS", "rel. error"],
     [
-      ...t.variants.map((v) => [
+      "transforms",
+      "shape",
+      "GFLOP/s",
+      "x 11",
+      "of cuBLAS",
+      "rel. error",
+      ...(withRegisters ? ["registers (driver)", "machine code KB"] : []),
+    ],
+    [
+      ...t.variants.map((v, i) => [
         on(v.transforms as unknown as Record<string, number>),
         `${v.shape.m}^3`,
         v.gflops,
         ref ? v.gflops / ref.gflops : undefined,
         cublas ? v.gflops / cublas.gflops : undefined,
         v.relErr,
+        ...(withRegisters
+          ? [
+            pipelines[i]?.driver?.registers,
+            pipelines[i] && driverStatistic(pipelines[i], /binary size/i)! / 1024,
+          ]
+          : []),
       ]),
       ...t.autotune.map((
         a,
@@ -178,6 +206,11 @@ export async function showTransforms(device = "nvidia-h200"): Promise<void> {
       ]),
     ],
     `${t.device.description}, ${t.date.slice(0, 10)}, commit ${t.commit}: 12 at ` +
-      `${paramsOf(t.params)} with each transform on (1) or off (0)`,
+      `${paramsOf(t.params)} with each transform on (1) or off (0)` +
+      (withRegisters && driver
+        ? `; registers per invocation and the size of the machine code, as the driver reports ` +
+          `them for the same generated text, at ` +
+          `commit ${driver.commit}, ${driver.started.slice(0, 10)} (data/driver/${device}.json)`
+        : ""),
   );
 }

@@ -12,7 +12,8 @@
  *   recorded.ts  the committed GPU-host record beside the live numbers
  *   tuning.ts    live and recorded autotuning searches
  *   ablation.ts  the GPU host's ablation of the autotuned kernel, stage by stage
- *   lessons/     one module per demonstration a notebook runs
+ *   lessons/     one module per demonstration a notebook runs (hardware.ts: the driver's
+ *                register counts and the CUDA ports' counters, from committed records)
  *   figures/     concept figures drawn from a step's parameters (conceptFigure, showConcept)
  */
 export * from "./jupyter.ts";
@@ -35,4 +36,5 @@ export * from "./lessons/banks.ts";
 export * from "./lessons/cpu.ts";
 export * from "./generated.ts";
 export * from "./lessons/shapes.ts";
+export * from "./lessons/hardware.ts";
 export * from "./concept.ts";

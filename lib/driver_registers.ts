@@ -1,0 +1,58 @@
+/**
+ * What the Vulkan driver compiled each kernel into, as it reports through
+ * VK_KHR_pipeline_executable_properties (WebGPU shows no machine code): registers per invocation,
+ * and the workgroups per SM that count allows, beside the step model's estimate of both. Captured
+ * on a GPU host by lab/driver/capture.ts (pipelines created as lib/runner.ts creates them, at
+ * 4096 x 4096 x 4096) into data/driver/<device>.json.
+ */
+import type { DeviceSummary } from "./gpu.ts";
+import type { Shape } from "./matrix.ts";
+import type { Params } from "./steps/spec.ts";
+
+/** One pipeline: a kernel at the parameters the runner picks for the shape, or at overrides. */
+export interface DriverRow {
+  /** The kernel's name, with the overrides when there are any ("tiled_steps STEPS=4"). */
+  label: string;
+  params: Params;
+  invocations: number;
+  workgroupBytes: number;
+  model?: { registersEstimate?: number; residentPerSm: number; limitedBy: string };
+  driver?: {
+    /** The driver's statistics for each stage, as it names them ("Binary Size", ...). */
+    executables?: { statistics: { name: string; value: number | boolean }[] }[];
+    registers?: number;
+    residentPerSm?: number;
+    limitedBy?: string;
+  };
+  error?: string;
+}
+
+/** The first numeric statistic of a pipeline whose name matches `name` ("Binary Size"). */
+export function driverStatistic(row: DriverRow, name: RegExp): number | undefined {
+  for (const e of row.driver?.executables ?? []) {
+    const s = e.statistics.find((s) => name.test(s.name) && typeof s.value === "number");
+    if (s) return s.value as number;
+  }
+  return undefined;
+}
+
+export interface DriverRecord {
+  device: DeviceSummary;
+  /** When the capture started (ISO). */
+  started: string;
+  commit: string;
+  shape: Shape;
+  source: string;
+  rows: DriverRow[];
+}
+
+/** The committed capture for a device slug, or undefined when there is none. */
+export async function loadDriverRecord(slug: string): Promise<DriverRecord | undefined> {
+  const url = new URL(`../data/driver/${slug}.json`, import.meta.url);
+  try {
+    return JSON.parse(await Deno.readTextFile(url)) as DriverRecord;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return undefined;
+    throw e;
+  }
+}
