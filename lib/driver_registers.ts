@@ -27,6 +27,18 @@ export interface DriverRow {
   error?: string;
 }
 
+/**
+ * Bytes of local memory (off-chip, private to each invocation: spilled registers and arrays the
+ * compiler could not keep in registers) the driver gives each invocation. NVIDIA's "Local Memory
+ * Size" statistic reads 2^36 plus that size in every pipeline captured (0 for every kernel that
+ * keeps its data in registers, 320 for `blocktile_2d_local_array`, whose three private arrays hold
+ * 80 floats), so the low 32 bits are the bytes.
+ */
+export function localMemoryBytes(row: DriverRow): number | undefined {
+  const value = driverStatistic(row, /local memory/i);
+  return value === undefined ? undefined : value % 2 ** 32;
+}
+
 /** The first numeric statistic of a pipeline whose name matches `name` ("Binary Size"). */
 export function driverStatistic(row: DriverRow, name: RegExp): number | undefined {
   for (const e of row.driver?.executables ?? []) {

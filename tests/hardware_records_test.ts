@@ -5,7 +5,7 @@
  * writer (lab/cuda/record_counters.ts) reads Nsight Compute's CSV as the records were written.
  */
 import assert from "node:assert/strict";
-import { loadDriverRecord } from "../lib/driver_registers.ts";
+import { loadDriverRecord, localMemoryBytes } from "../lib/driver_registers.ts";
 import { loadCounterRecord } from "../lib/memory_counters.ts";
 import { KERNELS } from "../lib/registry.ts";
 
@@ -24,7 +24,14 @@ Deno.test("the driver capture: every ladder kernel at 4096, registers the hardwa
     const registers = row.driver?.registers;
     assert.ok(registers && registers >= 1 && registers <= 255, `${row.label}: ${registers}`);
     assert.ok((row.driver?.residentPerSm ?? 0) >= 1, `${row.label}: workgroups per SM`);
+    const local = localMemoryBytes(row);
+    assert.ok(local !== undefined && local % 4 === 0 && local < 65536, `${row.label}: ${local}`);
   }
+  // Local memory as the reading takes it: the three private arrays of the local-array control
+  // (8 + 8 + 64 floats), none for the kernel that names its 64 sums as vec4 variables.
+  const byLabel = (label: string) => record.rows.find((r) => r.label === label)!;
+  assert.equal(localMemoryBytes(byLabel("blocktile_2d_local_array")), 80 * 4);
+  assert.equal(localMemoryBytes(byLabel("blocktile_2d")), 0);
 });
 
 Deno.test("the CUDA counters: every configuration validated, counters in range", async () => {

@@ -4,16 +4,16 @@
  * record named in the table's caption.
  */
 import { measured } from "../../charts/common.ts";
-import { loadDriverRecord } from "../../driver_registers.ts";
+import { loadDriverRecord, localMemoryBytes } from "../../driver_registers.ts";
 import { loadCounterRecord } from "../../memory_counters.ts";
 import { stepName } from "../../registry.ts";
 import { type Cell, showNote, showTable } from "../format.ts";
 import { dataPath, recordedGpuRun } from "../recorded.ts";
 
 /**
- * The driver's registers per invocation for these pipelines (labels as lab/driver/capture.ts
- * wrote them: a kernel's name, or a name and its overrides), the workgroups per SM that count
- * allows, and the step model's estimate of both.
+ * The driver's registers and local memory per invocation for these pipelines (labels as
+ * lab/driver/capture.ts wrote them: a kernel's name, or a name and its overrides), the workgroups
+ * per SM that count allows, and the step model's estimate of both.
  */
 export async function showDriverRegisters(labels: string[], device = "nvidia-h200"): Promise<void> {
   const record = await loadDriverRecord(device);
@@ -28,6 +28,7 @@ export async function showDriverRegisters(labels: string[], device = "nvidia-h20
       label,
       row.invocations,
       row.driver?.registers,
+      localMemoryBytes(row),
       row.model?.registersEstimate,
       row.driver?.residentPerSm,
       row.driver?.limitedBy,
@@ -39,6 +40,7 @@ export async function showDriverRegisters(labels: string[], device = "nvidia-h20
       "pipeline",
       "invocations",
       "registers (driver)",
+      "local memory bytes",
       "registers (model)",
       "workgroups per SM",
       "limited by",
@@ -46,7 +48,8 @@ export async function showDriverRegisters(labels: string[], device = "nvidia-h20
     ],
     rows,
     `${record.device.description}, ${record.started.slice(0, 10)}, commit ${record.commit}: ` +
-      `registers per invocation as the Vulkan driver reports them for each pipeline at ` +
+      `registers and local memory per invocation as the Vulkan driver reports them for each ` +
+      `pipeline at ` +
       `${record.shape.m}^3 (data/driver/${device}.json)`,
   );
 }

@@ -82,3 +82,77 @@ export async function showSyncFloor(f: SyncFloor): Promise<void> {
       `${fmt(median(f.oneWallMs) / f.timestampMs)}x slower than it is.`,
   );
 }
+
+/** One timing of the clock probe, with the SM clock `nvidia-smi` logged while it ran. */
+export interface ClockProbeRow {
+  kernel: string;
+  /** "gapped": each submit read back before the next; "queued": the next submit queued first. */
+  mode: string;
+  /** "after idle" (3 s of nothing first), "again" (straight after) or "after heavy" (after load). */
+  when: string;
+  medianMs: number;
+  smMhzMedian: number;
+  smMhzMax: number;
+}
+
+const CLOCK_PROBE = "../../../data/probes/nvidia-h200-2026-11-23-clock/";
+
+/**
+ * The committed clock probe (a GPU host's `nvidia-smi` log of the SM clock, every 50 ms, beside
+ * the probe's timings of one small kernel read back two ways). Each timing's window runs from the
+ * probe's previous event (the end of an idle pause, or the previous timing) to the timing's end.
+ */
+export async function loadClockProbe(): Promise<{ device: string; rows: ClockProbeRow[] }> {
+  const dir = new URL(CLOCK_PROBE, import.meta.url);
+  const probe = JSON.parse(await Deno.readTextFile(new URL("clock-probe.json", dir)));
+  const log = await Deno.readTextFile(new URL("clock-probe.log", dir));
+  const csv = await Deno.readTextFile(new URL("clocks.csv", dir));
+  // nvidia-smi's local timestamps ("2026/11/23 23:24:21.296") are the host's UTC clock.
+  const samples = csv.trim().split("\n").slice(1).map((line) => {
+    const [time, sm] = line.split(", ");
+    return { t: Date.parse(time.replace(/\//g, "-").replace(" ", "T") + "Z"), mhz: parseInt(sm) };
+  });
+  // The probe's log: each line an event's end time, an idle pause's start.
+  const events = log.trim().split("\n").map((line) => {
+    const t = Date.parse(line.slice(0, 24));
+    const idle = line.match(/ idle (\d+) s$/);
+    return { t, ready: idle ? t + Number(idle[1]) * 1000 : t, label: line.slice(25).trim() };
+  });
+  const rows: ClockProbeRow[] = [];
+  for (const r of probe.rows as { at: string; label: string; medianMs: number }[]) {
+    const end = Date.parse(r.at);
+    // The log stamps a timing's own line up to a few ms before its record does, and an idle
+    // pause logged at a timing's end follows it.
+    const before = events.filter((e) => e.t < end - 5);
+    const start = before.length ? before[before.length - 1].ready : end - 1000;
+    const mhz = samples.filter((s) => s.t > start && s.t <= end).map((s) => s.mhz);
+    const m = r.label.match(/^(\S+) \d+ (gapped|queued) \(([^)]+)\)/);
+    if (!m || !mhz.length) continue;
+    rows.push({
+      kernel: m[1],
+      mode: m[2],
+      when: m[3],
+      medianMs: r.medianMs,
+      smMhzMedian: median(mhz),
+      smMhzMax: Math.max(...mhz),
+    });
+  }
+  return { device: probe.device.description, rows };
+}
+
+/** The clock probe for one kernel, as a table. */
+export async function showClockProbe(kernelId: string): Promise<void> {
+  const { device, rows } = await loadClockProbe();
+  await showTable(
+    ["read back", "run", "median ms", "SM clock MHz (median)", "SM clock MHz (max)"],
+    rows.filter((r) => r.kernel === kernelId).map((r) => [
+      r.mode === "gapped" ? "each submit, then wait" : "next submit queued first",
+      r.when,
+      r.medianMs,
+      r.smMhzMedian,
+      r.smMhzMax,
+    ]),
+    `${device}: ${kernelId} at 1024, GPU-timestamp medians of 200 runs, with the SM clock ` +
+      `nvidia-smi logged while each ran (data/probes/nvidia-h200-2026-11-23-clock/)`,
+  );
+}
