@@ -95,6 +95,13 @@ export async function newestGpuSection(
 let recordsDir: string | URL = RUNS_DIR;
 let pinned: { path: string; record: RunRecord } | undefined;
 
+/** One record of the records folder, by file name. */
+async function namedRecord(file: string): Promise<{ path: string; record: RunRecord }> {
+  const base = (recordsDir instanceof URL ? recordsDir.pathname : recordsDir).replace(/\/$/, "");
+  const path = `${base}/${file}`;
+  return { path, record: await loadRecord(path) };
+}
+
 /** Read recorded runs from another folder than data/runs/ (your own records, or tests). */
 export function setRecordsDir(dir: string | URL = RUNS_DIR): void {
   recordsDir = dir;
@@ -110,9 +117,7 @@ export async function useRecord(file?: string): Promise<void> {
     pinned = undefined;
     return;
   }
-  const base = (recordsDir instanceof URL ? recordsDir.pathname : recordsDir).replace(/\/$/, "");
-  const path = `${base}/${file}`;
-  pinned = { path, record: await loadRecord(path) };
+  pinned = await namedRecord(file);
 }
 
 /** Show the ceilings the newest GPU-host record measured, or say that none exists yet. */
@@ -323,10 +328,15 @@ function ceilingsNote(c: Ceilings | undefined): string {
 /**
  * The committed record's numbers for these kernels at every size and shape it measured them all
  * at (M x K x N, in the record's order), with the last kernel's speedup over the first and
- * cuBLAS's share beside each: the evidence a lesson cites from sizes other than its own.
+ * cuBLAS's share beside each: the evidence a lesson cites from sizes other than its own. The
+ * notebook's record, or `opts.record`, a record file of the records folder that a separate run
+ * wrote (a sweep of one dimension, a control), named in the caption.
  */
-export async function showRecordedShapes(keys: string[]): Promise<void> {
-  const found = await recordedGpuRun(keys);
+export async function showRecordedShapes(
+  keys: string[],
+  opts: { record?: string } = {},
+): Promise<void> {
+  const found = opts.record ? await namedRecord(opts.record) : await recordedGpuRun(keys);
   if (!found) {
     await showNote(
       "**No recorded GPU run yet.** Once a record from the GPU host is committed to `data/runs/`, " +
@@ -348,23 +358,26 @@ export async function showRecordedShapes(keys: string[]): Promise<void> {
     at.set(label, row);
   }
   const first = ids[0], last = ids[ids.length - 1];
-  const rows = [...at].filter(([, row]) => ids.every((id) => row.gflops.has(id))).map(
-    ([label, { shape, gflops }]): Cell[] => [
-      label,
-      ...ids.map((id) => gflops.get(id)),
-      ...(ids.length > 1 ? [gflops.get(last)! / gflops.get(first)!] : []),
-      percentOf(gflops.get(last), referencePeer(record.peers, shape)),
-    ],
-  );
+  const shown = [...at].filter(([, row]) => ids.every((id) => row.gflops.has(id)));
+  // A run without peers (a sweep of one dimension, a control) has no cuBLAS column.
+  const withPeer = shown.some(([, { shape }]) => referencePeer(record.peers, shape));
+  const rows = shown.map(([label, { shape, gflops }]): Cell[] => [
+    label,
+    ...ids.map((id) => gflops.get(id)),
+    ...(ids.length > 1 ? [gflops.get(last)! / gflops.get(first)!] : []),
+    ...(withPeer ? [percentOf(gflops.get(last), referencePeer(record.peers, shape))] : []),
+  ]);
   await showTable(
     [
       "M x K x N",
       ...ids.map((id) => `${id} GFLOP/s`),
       ...(ids.length > 1 ? [`x ${first}`] : []),
-      `${last} % of ${referencePeer(record.peers, square(RECORDED_SIZE))?.title ?? "cuBLAS"}`,
+      ...(withPeer
+        ? [`${last} % of ${referencePeer(record.peers, square(RECORDED_SIZE))?.title ?? "cuBLAS"}`]
+        : []),
     ],
     rows,
     `Every size and shape in the recorded GPU run on ${record.device.description}, ` +
-      `${record.date.slice(0, 10)} (${dataPath(path)})`,
+      `${record.date.slice(0, 10)}, commit ${record.commit} (${dataPath(path)})`,
   );
 }

@@ -10,6 +10,7 @@ import { sameShape, type Shape, shapeLabel } from "../../matrix.ts";
 import type { KernelResult, PeerResult, RunRecord } from "../../record.ts";
 import { runKernel } from "../../runner.ts";
 import { findKernel, type Params, previousStep } from "../../registry.ts";
+import { measured } from "../../charts/common.ts";
 import { geomean, ratio } from "../../compare.ts";
 import { suiteRows } from "../../suite.ts";
 import {
@@ -18,6 +19,7 @@ import {
   type HeldoutRow,
   heldoutRows,
   heldoutSummary,
+  LARGE_FLOP,
   speedsOf,
 } from "../../heldout.ts";
 import { recordedTuning } from "../../tuning.ts";
@@ -30,7 +32,7 @@ import {
   TILE_CONFIGS,
 } from "../../../kernels/13_shapes/plans.ts";
 import { PLAN_TILES, planLabel, planLaunchPlan } from "../../../kernels/13_shapes/launch.ts";
-import { residentPerSm } from "../../../kernels/13_shapes/predict.ts";
+import { predictPlanTime, residentPerSm } from "../../../kernels/13_shapes/predict.ts";
 import { deviceModel, waves } from "../../model/device.ts";
 import { STEP_TRANSFORMS } from "../../../kernels/12_generated/generate.ts";
 import { type Cell, fmt, showNote, showTable } from "../format.ts";
@@ -406,5 +408,97 @@ export async function showShapeSearch(step: string): Promise<void> {
     rows,
     `Per-shape search on ${device.description}, ${saved.record.date.slice(0, 10)}: the fastest ` +
       "plan per shape and the one the model picks without the search",
+  );
+}
+
+/** The time model beside one measured plan: the shape, its FLOP, and both times in ms. */
+interface ModelReading {
+  shape: Shape;
+  flop: number;
+  measuredMs: number;
+  modelMs: number;
+  /** Step 12's plan at the same shape, measured and modeled, where the record has it. */
+  twelve?: { measuredMs: number; modelMs: number };
+}
+
+/** Quantile q of xs (nearest rank on the sorted values). */
+function quantile(xs: number[], q: number): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * (sorted.length - 1) + 0.5))];
+}
+
+/**
+ * The planner's time model (kernels/13_shapes/predict.ts) judged on the newest record's held-out
+ * shapes, which its fit never read: for each shape, the time it gives the plan step 13 ran
+ * against that plan's measured median, and whether it orders steps 12 and 13 as measured where
+ * their measured times differ by a third or more (the differences the planner relies on it for).
+ */
+export async function showTimeModelCheck(): Promise<void> {
+  const found = await newestGpuRun((r) => heldoutOf(r) !== undefined);
+  const section = found && heldoutOf(found.record);
+  if (!found || !section) {
+    await showNote("**No GPU record with held-out shapes is committed yet.**");
+    return;
+  }
+  const device = found.record.device;
+  const ran = (id: string, s: Shape) =>
+    measured(section.results).find((r) => r.kernel === id && sameShape(r, s) && r.params);
+  const readings: ModelReading[] = [];
+  for (const { shape } of heldoutRows(found.record, section)) {
+    const thirteen = ran(kernel("shapes").id, shape), twelve = ran(kernel("generated").id, shape);
+    if (!thirteen) continue;
+    const modelMs = (plan: Params) => 1e3 * predictPlanTime(shape, plan, device);
+    readings.push({
+      shape,
+      flop: 2 * shape.m * shape.n * shape.k,
+      measuredMs: thirteen.medianMs!,
+      modelMs: modelMs(thirteen.params!),
+      ...(twelve
+        ? {
+          twelve: {
+            measuredMs: twelve.medianMs!,
+            modelMs: modelMs({ PLAN: PLAN_TILES, SLICES: 1, ...twelve.params! }),
+          },
+        }
+        : {}),
+    });
+  }
+  const band = (large: boolean): Cell[] => {
+    const rows = readings.filter((r) => (r.flop >= LARGE_FLOP) === large);
+    const misses = rows.map((r) => Math.abs(r.measuredMs / r.modelMs - 1));
+    const apart = rows.filter((r) =>
+      r.twelve && Math.max(r.measuredMs, r.twelve.measuredMs) /
+            Math.min(r.measuredMs, r.twelve.measuredMs) >= 4 / 3
+    );
+    const ordered = apart.filter((r) =>
+      (r.measuredMs < r.twelve!.measuredMs) === (r.modelMs < r.twelve!.modelMs)
+    );
+    const worst = rows[misses.indexOf(Math.max(...misses))];
+    return [
+      large ? ">= 1e8 FLOP" : "< 1e8 FLOP",
+      rows.length,
+      `${fmt(100 * quantile(misses, 0.5), 2)}%`,
+      `${fmt(100 * quantile(misses, 0.9), 2)}%`,
+      worst
+        ? `${shapeLabel(worst.shape)}: ${fmt(worst.measuredMs, 3)} ms, model ${
+          fmt(worst.modelMs, 3)
+        }`
+        : undefined,
+      `${ordered.length} of ${apart.length}`,
+    ];
+  };
+  await showTable(
+    [
+      "held-out shapes",
+      "count",
+      "model's miss, median",
+      "90th percentile",
+      "largest miss",
+      "12 and 13 ordered as measured (a third apart or more)",
+    ],
+    [band(true), band(false)],
+    `The time model (constants fit on other shapes) against step 13's measured plan times on ` +
+      `${device.description}, ${found.record.date.slice(0, 10)}, commit ${found.record.commit} ` +
+      `(${dataPath(found.path)}); miss: |measured / model - 1|`,
   );
 }
