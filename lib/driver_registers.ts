@@ -5,6 +5,7 @@
  * on a GPU host by lab/driver/capture.ts (pipelines created as lib/runner.ts creates them, at
  * 4096 x 4096 x 4096) into data/driver/<device>.json.
  */
+import { readJsonIfPresent } from "./files.ts";
 import type { DeviceSummary } from "./gpu.ts";
 import type { Shape } from "./matrix.ts";
 import type { Params } from "./steps/spec.ts";
@@ -59,12 +60,6 @@ export interface DriverRecord {
 }
 
 /** The committed capture for a device slug, or undefined when there is none. */
-export async function loadDriverRecord(slug: string): Promise<DriverRecord | undefined> {
-  const url = new URL(`../data/driver/${slug}.json`, import.meta.url);
-  try {
-    return JSON.parse(await Deno.readTextFile(url)) as DriverRecord;
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return undefined;
-    throw e;
-  }
+export function loadDriverRecord(slug: string): Promise<DriverRecord | undefined> {
+  return readJsonIfPresent<DriverRecord>(new URL(`../data/driver/${slug}.json`, import.meta.url));
 }

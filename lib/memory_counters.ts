@@ -4,6 +4,7 @@
  * with CUDA events, then profiled by Nsight Compute (lab/cuda/run_counters.sh), on a GPU host.
  * lab/cuda/record_counters.ts writes the measurement to data/counters/<device>.json.
  */
+import { readJsonIfPresent } from "./files.ts";
 
 /** What Nsight Compute measured over one launch. */
 export interface MemoryCounters {
@@ -57,12 +58,8 @@ export interface CounterRecord {
 }
 
 /** The committed measurement for a device slug, or undefined when there is none. */
-export async function loadCounterRecord(slug: string): Promise<CounterRecord | undefined> {
-  const url = new URL(`../data/counters/${slug}.json`, import.meta.url);
-  try {
-    return JSON.parse(await Deno.readTextFile(url)) as CounterRecord;
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return undefined;
-    throw e;
-  }
+export function loadCounterRecord(slug: string): Promise<CounterRecord | undefined> {
+  return readJsonIfPresent<CounterRecord>(
+    new URL(`../data/counters/${slug}.json`, import.meta.url),
+  );
 }

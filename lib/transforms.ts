@@ -4,6 +4,7 @@
  * and cuBLAS in the same run. Written by lab/generated/probe.ts to data/transforms/<device>.json;
  * notebook 12 reads it.
  */
+import { readJsonIfPresent } from "./files.ts";
 import type { DeviceSummary } from "./gpu.ts";
 import type { Shape } from "./matrix.ts";
 import type { Params } from "./steps/spec.ts";
@@ -37,12 +38,8 @@ export interface TransformRecord {
 }
 
 /** The committed measurement for a device slug, or undefined when there is none. */
-export async function loadTransforms(slug: string): Promise<TransformRecord | undefined> {
-  const url = new URL(`../data/transforms/${slug}.json`, import.meta.url);
-  try {
-    return JSON.parse(await Deno.readTextFile(url)) as TransformRecord;
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return undefined;
-    throw e;
-  }
+export function loadTransforms(slug: string): Promise<TransformRecord | undefined> {
+  return readJsonIfPresent<TransformRecord>(
+    new URL(`../data/transforms/${slug}.json`, import.meta.url),
+  );
 }
