@@ -2,8 +2,8 @@
 # On the GPU host: build lab/cuda/memory_counters.cu, time every configuration (validated first),
 # then read each one's counters with Nsight Compute (the launch after the validated one; clocks
 # left alone, as the device README asks). Results go to $1 (default ./counters_out):
-# times.jsonl, ncu_<config>.csv (the sections' metrics, raw page), ptxas.txt. $2, if given, is a
-# grep -E pattern: only the configurations it matches are profiled (all are timed).
+# times.jsonl, ncu_<config>.csv (the sections' metrics, raw page), ptxas.txt. $2, if given, is an
+# extended regular expression: only the configurations it matches are timed and profiled.
 set -uo pipefail
 out=${1:-counters_out}
 mkdir -p "$out"
@@ -11,9 +11,9 @@ here=$(dirname "$0")
 bin=$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")
 "$bin/nvcc" -O3 -arch=sm_90 -Xptxas -v -o /tmp/memory_counters "$here/memory_counters.cu" \
   -Xcompiler -fopenmp -lgomp 2>&1 | grep -E "Compiling entry|registers" | tee "$out/ptxas.txt"
-/tmp/memory_counters | tee "$out/times.jsonl"
+/tmp/memory_counters only "${2:-.}" | tee "$out/times.jsonl"
 ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
-for name in $(grep -o '"config":"[^"]*"' "$out/times.jsonl" | cut -d'"' -f4 | grep -E "${2:-.}"); do
+for name in $(grep -o '"config":"[^"]*"' "$out/times.jsonl" | cut -d'"' -f4); do
   "$ncu" --clock-control none --launch-skip 1 --launch-count 1 \
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
     --section Occupancy \
