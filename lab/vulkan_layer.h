@@ -1,7 +1,15 @@
 // What the lab's Vulkan layers (naga/spv_dump_layer.c, driver/pipeline_stats_layer.c) share: the
 // loader's link to the next layer in vkCreateInstance and vkCreateDevice, taken and advanced for
-// the layer after this one.
+// the layer after this one, and the two entry points through which the loader finds the layer's
+// hooks.
+#include <string.h>
 #include <vulkan/vk_layer.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+// The next layer's lookups, kept by the layer's vkCreateInstance and vkCreateDevice.
+static PFN_vkGetInstanceProcAddr nextGipa;
+static PFN_vkGetDeviceProcAddr nextGdpa;
 
 // The loader puts its link to the next layer in pNext; the instance and device links share a layout.
 static void *layerLink(const void *pNext, VkStructureType type) {
@@ -30,3 +38,22 @@ static PFN_vkCreateDevice nextCreateDevice(const VkDeviceCreateInfo *ci, PFN_vkG
   link->u.pLayerInfo = link->u.pLayerInfo->pNext;
   return (PFN_vkCreateDevice)gipa(NULL, "vkCreateDevice");
 }
+
+// The loader's entry points for a layer that wraps vkCreateInstance and vkCreateDevice
+// (CREATE_INSTANCE, CREATE_DEVICE) and one device-level function, NAME, with HOOK; every other
+// name goes to the next layer.
+#define LAYER_ENTRY_POINTS(CREATE_INSTANCE, CREATE_DEVICE, NAME, HOOK)                                \
+  EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetDeviceProcAddr(VkDevice device, const char *name) { \
+    if (!strcmp(name, "vkGetDeviceProcAddr")) return (PFN_vkVoidFunction)vkGetDeviceProcAddr;           \
+    if (!strcmp(name, NAME)) return (PFN_vkVoidFunction)HOOK;                                          \
+    return nextGdpa(device, name);                                                                     \
+  }                                                                                                    \
+  EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetInstanceProcAddr(VkInstance instance,           \
+                                                                        const char *name) {            \
+    if (!strcmp(name, "vkGetInstanceProcAddr")) return (PFN_vkVoidFunction)vkGetInstanceProcAddr;       \
+    if (!strcmp(name, "vkCreateInstance")) return (PFN_vkVoidFunction)CREATE_INSTANCE;                 \
+    if (!strcmp(name, "vkCreateDevice")) return (PFN_vkVoidFunction)CREATE_DEVICE;                     \
+    if (!strcmp(name, "vkGetDeviceProcAddr")) return (PFN_vkVoidFunction)vkGetDeviceProcAddr;           \
+    if (!strcmp(name, NAME)) return (PFN_vkVoidFunction)HOOK;                                          \
+    return nextGipa(instance, name);                                                                   \
+  }

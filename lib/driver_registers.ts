@@ -10,6 +10,16 @@ import type { DeviceSummary } from "./gpu.ts";
 import type { Shape } from "./matrix.ts";
 import type { Params } from "./steps/spec.ts";
 
+/** One shader stage of a pipeline as the driver describes it, with its statistics. */
+export interface DriverExecutable {
+  name: string;
+  description: string;
+  subgroupSize: number;
+  /** As the driver names them ("Register Count", "Binary Size", "Local Memory Size", ...). */
+  statistics: { name: string; description: string; value: number | boolean }[];
+  representations: { name: string; bytes: number; file: string }[];
+}
+
 /** One pipeline: a kernel at the parameters the runner picks for the shape, or at overrides. */
 export interface DriverRow {
   /** The kernel's name, with the overrides when there are any ("tiled_steps STEPS=4"). */
@@ -19,8 +29,8 @@ export interface DriverRow {
   workgroupBytes: number;
   model?: { registersEstimate?: number; residentPerSm: number; limitedBy: string };
   driver?: {
-    /** The driver's statistics for each stage, as it names them ("Binary Size", ...). */
-    executables?: { statistics: { name: string; value: number | boolean }[] }[];
+    executables: DriverExecutable[];
+    /** The statistic whose name says registers, per invocation. */
     registers?: number;
     residentPerSm?: number;
     limitedBy?: string;
@@ -40,14 +50,21 @@ export function localMemoryBytes(row: DriverRow): number | undefined {
   return value === undefined ? undefined : value % 2 ** 32;
 }
 
-/** The first numeric statistic of a pipeline whose name matches `name` ("Binary Size"). */
-export function driverStatistic(row: DriverRow, name: RegExp): number | undefined {
-  for (const e of row.driver?.executables ?? []) {
+/** The first numeric statistic among a pipeline's stages whose name matches `name`. */
+export function statisticOf(
+  executables: readonly DriverExecutable[],
+  name: RegExp,
+): number | undefined {
+  for (const e of executables) {
     const s = e.statistics.find((s) => name.test(s.name) && typeof s.value === "number");
     if (s) return s.value as number;
   }
   return undefined;
 }
+
+/** statisticOf a captured pipeline ("Binary Size"), undefined where the capture failed. */
+export const driverStatistic = (row: DriverRow, name: RegExp): number | undefined =>
+  statisticOf(row.driver?.executables ?? [], name);
 
 export interface DriverRecord {
   device: DeviceSummary;

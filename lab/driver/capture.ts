@@ -11,6 +11,7 @@
  *     VK_INSTANCE_LAYERS=VK_LAYER_GEMM_LADDER_pipeline_stats \
  *     deno run -A lab/driver/capture.ts --stats STATS.jsonl --out OUT.json
  */
+import { type DriverExecutable, type DriverRow, statisticOf } from "../../lib/driver_registers.ts";
 import { acquireGpu } from "../../lib/gpu.ts";
 import { gpuModel, occupancy } from "../../lib/model/device.ts";
 import { stepModel } from "../../lib/model/bounds.ts";
@@ -29,35 +30,12 @@ const statsFile = arg("--stats");
 const outFile = arg("--out");
 const SHAPE: Shape = { m: 4096, n: 4096, k: 4096 };
 
-interface Statistic {
-  name: string;
-  description: string;
-  value: number | boolean;
-}
-interface Executable {
-  name: string;
-  description: string;
-  subgroupSize: number;
-  statistics: Statistic[];
-  representations: { name: string; bytes: number; file: string }[];
-}
-interface Row {
-  label: string;
+/** A row of the record: the library's, plus what the capture alone knows. */
+interface Row extends DriverRow {
   kernel: string;
-  params: Params;
-  invocations: number;
-  workgroupBytes: number;
-  model?: { registersEstimate?: number; residentPerSm: number; limitedBy: string };
   modelError?: string;
-  driver?: {
-    executables: Executable[];
-    registers?: number;
-    residentPerSm?: number;
-    limitedBy?: string;
-  };
   /** Pipelines the driver was asked for before this kernel's (wgpu's own), by entry point. */
   others?: string[];
-  error?: string;
 }
 
 const gpu = await acquireGpu();
@@ -73,7 +51,7 @@ const { rows, save } = probeRecord<Row>(outFile, {
 });
 
 let linesSeen = 0;
-function newPipelines(): { entryPoint: string; executables: Executable[] }[] {
+function newPipelines(): { entryPoint: string; executables: DriverExecutable[] }[] {
   let text = "";
   try {
     text = Deno.readTextFileSync(statsFile);
@@ -84,15 +62,6 @@ function newPipelines(): { entryPoint: string; executables: Executable[] }[] {
   const fresh = lines.slice(linesSeen).map((l) => JSON.parse(l));
   linesSeen = lines.length;
   return fresh;
-}
-
-/** The driver's registers per invocation: the statistic whose name says registers. */
-function registersOf(executables: Executable[]): number | undefined {
-  for (const e of executables) {
-    const s = e.statistics.find((s) => /regist/i.test(s.name) && typeof s.value === "number");
-    if (s) return s.value as number;
-  }
-  return undefined;
 }
 
 async function capture(label: string, spec: KernelSpec, overrides?: Params): Promise<void> {
@@ -117,7 +86,7 @@ async function capture(label: string, spec: KernelSpec, overrides?: Params): Pro
     const fresh = newPipelines();
     const mine = fresh.at(-1);
     if (!mine) throw new Error("the layer recorded no pipeline (is it loaded?)");
-    const registers = registersOf(mine.executables);
+    const registers = statisticOf(mine.executables, /regist/i);
     const occ = registers === undefined
       ? undefined
       : occupancy(device.sm, invocations, registers, workgroupBytes);

@@ -11,11 +11,8 @@
 #include <string.h>
 #include "../vulkan_layer.h"
 
-#define EXPORT __attribute__((visibility("default")))
 #define EXTENSION VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME
 
-static PFN_vkGetInstanceProcAddr nextGipa;
-static PFN_vkGetDeviceProcAddr nextGdpa;
 static VkInstance theInstance;
 static PFN_vkCreateComputePipelines nextCreateComputePipelines;
 static PFN_vkGetPipelineExecutablePropertiesKHR getProperties;
@@ -210,17 +207,4 @@ static VKAPI_ATTR VkResult VKAPI_CALL statsCreateComputePipelines(VkDevice devic
   return result;
 }
 
-EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetDeviceProcAddr(VkDevice device, const char *name) {
-  if (!strcmp(name, "vkGetDeviceProcAddr")) return (PFN_vkVoidFunction)vkGetDeviceProcAddr;
-  if (!strcmp(name, "vkCreateComputePipelines")) return (PFN_vkVoidFunction)statsCreateComputePipelines;
-  return nextGdpa(device, name);
-}
-
-EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetInstanceProcAddr(VkInstance instance, const char *name) {
-  if (!strcmp(name, "vkGetInstanceProcAddr")) return (PFN_vkVoidFunction)vkGetInstanceProcAddr;
-  if (!strcmp(name, "vkCreateInstance")) return (PFN_vkVoidFunction)statsCreateInstance;
-  if (!strcmp(name, "vkCreateDevice")) return (PFN_vkVoidFunction)statsCreateDevice;
-  if (!strcmp(name, "vkGetDeviceProcAddr")) return (PFN_vkVoidFunction)vkGetDeviceProcAddr;
-  if (!strcmp(name, "vkCreateComputePipelines")) return (PFN_vkVoidFunction)statsCreateComputePipelines;
-  return nextGipa(instance, name);
-}
+LAYER_ENTRY_POINTS(statsCreateInstance, statsCreateDevice, "vkCreateComputePipelines", statsCreateComputePipelines)

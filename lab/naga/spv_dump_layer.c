@@ -7,10 +7,6 @@
 #include <string.h>
 #include "../vulkan_layer.h"
 
-#define EXPORT __attribute__((visibility("default")))
-
-static PFN_vkGetInstanceProcAddr nextGipa;
-static PFN_vkGetDeviceProcAddr nextGdpa;
 static PFN_vkCreateShaderModule nextCreateShaderModule;
 static int modulesWritten;
 
@@ -45,17 +41,4 @@ static VKAPI_ATTR VkResult VKAPI_CALL dumpCreateShaderModule(VkDevice device, co
   return nextCreateShaderModule(device, ci, alloc, module);
 }
 
-EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetDeviceProcAddr(VkDevice device, const char *name) {
-  if (!strcmp(name, "vkGetDeviceProcAddr")) return (PFN_vkVoidFunction)vkGetDeviceProcAddr;
-  if (!strcmp(name, "vkCreateShaderModule")) return (PFN_vkVoidFunction)dumpCreateShaderModule;
-  return nextGdpa(device, name);
-}
-
-EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetInstanceProcAddr(VkInstance instance, const char *name) {
-  if (!strcmp(name, "vkGetInstanceProcAddr")) return (PFN_vkVoidFunction)vkGetInstanceProcAddr;
-  if (!strcmp(name, "vkCreateInstance")) return (PFN_vkVoidFunction)dumpCreateInstance;
-  if (!strcmp(name, "vkCreateDevice")) return (PFN_vkVoidFunction)dumpCreateDevice;
-  if (!strcmp(name, "vkGetDeviceProcAddr")) return (PFN_vkVoidFunction)vkGetDeviceProcAddr;
-  if (!strcmp(name, "vkCreateShaderModule")) return (PFN_vkVoidFunction)dumpCreateShaderModule;
-  return nextGipa(instance, name);
-}
+LAYER_ENTRY_POINTS(dumpCreateInstance, dumpCreateDevice, "vkCreateShaderModule", dumpCreateShaderModule)
