@@ -21,6 +21,11 @@ export interface MemoryCounters {
   waitOnLoadPerIssue: number;
   /** Cycles a warp waited for room in the load queue, per instruction issued (LG throttle). */
   waitOnQueuePerIssue: number;
+  /**
+   * Where the run read them: the L1 data pipe's passes (wavefronts) and its bank and set
+   * conflicts, by Nsight Compute metric name (sums over the launch).
+   */
+  l1Passes?: Record<string, number>;
 }
 
 export interface CounterConfig {

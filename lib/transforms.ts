@@ -9,11 +9,13 @@ import type { DeviceSummary } from "./gpu.ts";
 import type { Shape } from "./matrix.ts";
 import type { Params } from "./steps/spec.ts";
 
-/** The three transforms, each 1 (on) or 0 (off). */
+/** The three transforms, each 1 (on) or 0 (off), and AHEAD where a run varied it. */
 export interface Transforms {
   UNROLL: number;
   NESTED: number;
   LITERAL_BUFFER: number;
+  /** The next k step's fragment reads issued early (needs UNROLL); absent: 0. */
+  AHEAD?: number;
 }
 
 /** One validated, timed kernel on one shape. */

@@ -413,7 +413,14 @@ Deno.test("cuBLAS peer: row-major trick, TF32 off, poison catches unwritten outp
       assert.ok(r.validated, `${JSON.stringify(shape)}: ${r.error}`);
       assert.equal(r.reps, 3);
       assert.ok(r.relErr < 1e-5);
+      assert.match(r.timer, /queued behind a head start/);
     }
+    // A GPU that catches up with the host: the row says its times may hold launch gaps.
+    Deno.env.set("MOCK_CUDA_QUEUE_DRY", "1");
+    const dry = await peer.run({ m: 8, k: 8, n: 8 }, { reps: 3 });
+    Deno.env.delete("MOCK_CUDA_QUEUE_DRY");
+    assert.ok(dry.validated);
+    assert.match(dry.timer, /launch gaps may be timed/);
     Deno.env.set("MOCK_CUBLAS_SKIP_LAST_COLUMN", "1");
     const bad = await peer.run({ m: 9, k: 4, n: 6 }, { reps: 3 });
     assert.equal(bad.validated, false);

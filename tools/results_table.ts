@@ -276,9 +276,11 @@ export function heldoutTables(records: HeldoutSource[]): string {
     `${exponent(LARGE_FLOP)} FLOP ("large"); below that, a median of (our time - ` +
     `cuBLAS's time) of at most ${BARS.smallGapUs} us. The suite's row applies the same figures ` +
     "to the shapes the kernels were tuned on. How the times compare at the smallest shapes: ours " +
-    "are the GPU pass between two timestamps; cuBLAS's are CUDA events around each call, which " +
-    "also hold its launch from Deno when that takes longer than the kernel (8 to 20 us at the " +
-    "tiniest shapes), so there the gap favours our kernels.",
+    "are the GPU pass between two timestamps; cuBLAS's are CUDA events around each call. Where " +
+    "the record's cuBLAS timer says the calls were queued behind a head start, the events hold " +
+    "only the GPU's work, as ours do; in older records they also hold cuBLAS's launch from Deno " +
+    "when that takes longer than the kernel (8 to 20 us at the tiniest shapes), so there the gap " +
+    "favours our kernels.",
     "",
     "| Device (record) | Set | Shapes | Best / cuBLAS, geometric mean | Lowest, large shapes | " +
     "Median gap, small shapes (us) | Bars |",

@@ -90,6 +90,14 @@ const Config CONFIGS[] = {
     {"coalesce_2688_rolled", true, true, 2688, 2688, 2688, 2688, 0},
     {"coalesce_2816_rolled", true, true, 2816, 2816, 2816, 2816, 0},
     {"coalesce_2944_rolled", true, true, 2944, 2944, 2944, 2944, 0},
+    // naive through the same sizes, one less so A's stride is no multiple of 128 bytes (02's
+    // slowdown): does it lose its L2 hits where coalesce does?
+    {"naive_2047_rolled", false, true, 2047, 2047, 2047, 2047, 0},
+    {"naive_2559_rolled", false, true, 2559, 2559, 2559, 2559, 0},
+    {"naive_2687_rolled", false, true, 2687, 2687, 2687, 2687, 0},
+    {"naive_2815_rolled", false, true, 2815, 2815, 2815, 2815, 0},
+    {"naive_2943_rolled", false, true, 2943, 2943, 2943, 2943, 0},
+    {"naive_3071_rolled", false, true, 3071, 3071, 3071, 3071, 0},
 };
 
 struct Buffers {

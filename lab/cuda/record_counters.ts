@@ -74,7 +74,17 @@ function countersOf(m: Map<string, number>): MemoryCounters {
     waitOnQueuePerIssue: get(
       "smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio",
     ),
+    ...l1PassesOf(m),
   };
+}
+
+/** The L1 data-pipe counts (wavefronts, bank and set conflicts) when the run read them. */
+function l1PassesOf(m: Map<string, number>): Pick<MemoryCounters, "l1Passes"> {
+  const passes = [...m].filter(([name]) =>
+    /^l1tex__(data_pipe_lsu_wavefronts|data_bank_conflicts|t_set_conflicts|t_set_accesses)/
+      .test(name) && name.endsWith(".sum")
+  );
+  return passes.length ? { l1Passes: Object.fromEntries(passes) } : {};
 }
 
 let device = "";

@@ -128,6 +128,43 @@ for (let bits = 0; bits < 8; bits++) {
   };
   await capture(`generated ${JSON.stringify(t)}`, byName("generated"), t);
 }
+// 11's search corners: the 256 x 256 cell that runs 2.6x slower (spills?), and TN 8 at the winner.
+const winner = kernelParams(gpu, byName("autotune"), undefined, SHAPE);
+// (BK 8: at 16 the tiles need 66 KB of workgroup memory, over the 48 KB WebGPU allows.)
+await capture("autotune 256x256 BK=8", byName("autotune"), {
+  ...winner,
+  BM: 256,
+  BN: 256,
+  BK: 8,
+  TN: 16,
+});
+await capture("autotune TN=8 at the winner's tile", byName("autotune"), { ...winner, TN: 8 });
+// 10's knob points: the loads in flight differ, and so may the registers.
+for (const [BM, BN] of [[64, 64], [64, 128], [128, 128]]) {
+  await capture(`double_buffer ${BM}x${BN}`, byName("double_buffer"), { BM, BN });
+}
+// 12's machine code per k step: at the 4096 tile, BK 8 against 16 (the difference in binary size
+// is 8 k steps' code when the loop is written out), with and without AHEAD.
+const generatedTile = kernelParams(gpu, byName("generated"), undefined, SHAPE);
+for (const BK of [8, 16]) {
+  for (const t of [[0, 0, 0], [1, 0, 0], [1, 1, 0], [1, 1, 1]]) {
+    const [UNROLL, NESTED, AHEAD] = t;
+    await capture(
+      `generated BK=${BK} ${JSON.stringify({ UNROLL, NESTED, AHEAD })}`,
+      byName("generated"),
+      { ...generatedTile, BK, UNROLL, NESTED, AHEAD, LITERAL_BUFFER: 0 },
+    );
+  }
+  const { BM, BN, TN, PAD, GROUP_M } = generatedTile;
+  await capture(`autotune BK=${BK} at 12's tile`, byName("autotune"), {
+    BM,
+    BN,
+    BK,
+    TN,
+    PAD,
+    GROUP_M,
+  });
+}
 // 14's control: every f16 variant at step 12's own tile, as notebook 14 runs them side by side.
 const tile = kernelParams(gpu, byName("generated"), undefined, SHAPE);
 for (

@@ -1,6 +1,7 @@
 /**
  * Step 12 on a GPU host: each transform of the generator alone and together at one tile
- * configuration (data/transforms/<device>.json, for notebook 12), beside step 11 and cuBLAS,
+ * configuration, and with AHEAD where the loop is written out (data/transforms/<device>.json,
+ * for notebook 12), beside step 11 and cuBLAS,
  * then the autotuner's search of the generated kernel (data/tuning/<device>/generated.json).
  * Every row is validated against float64 before it is timed.
  *   deno run -A lab/generated/probe.ts [--no-search] [--sizes=4096,8192]   (OUT=<dir>; GEMM_COMMIT)
@@ -70,6 +71,16 @@ for (const shape of shapes) {
         record.variants.push({ ...row, transforms });
         save();
       }
+    }
+  }
+  // AHEAD (the next k step's fragment reads issued early) needs the written-out loop: each such
+  // combination again with it, in the same run.
+  for (const NESTED of [0, 1]) {
+    for (const LITERAL_BUFFER of [0, 1]) {
+      const transforms = { UNROLL: 1, NESTED, LITERAL_BUFFER, AHEAD: 1 };
+      const row: MeasuredRow = await measure(generated, shape, { ...params, ...transforms });
+      record.variants.push({ ...row, transforms });
+      save();
     }
   }
 }

@@ -143,6 +143,7 @@ export async function showTransforms(device = "nvidia-h200"): Promise<void> {
       x.UNROLL ? "k loop written out" : "",
       x.NESTED ? "nested tiles" : "",
       x.LITERAL_BUFFER ? "literal buffer" : "",
+      x.AHEAD ? "AHEAD" : "",
     ].filter(Boolean).join(" + ") || "none (loop, flat tiles, t % 2)";
   const ref = t.autotune[0];
   const cublas = t.cublas.find((c) => c.shape.n === ref?.shape.n);
