@@ -22,10 +22,13 @@ export interface MemoryCounters {
   /** Cycles a warp waited for room in the load queue, per instruction issued (LG throttle). */
   waitOnQueuePerIssue: number;
   /**
-   * Where the run read them: the L1 data pipe's passes (wavefronts) and its bank and set
-   * conflicts, by Nsight Compute metric name (sums over the launch).
+   * Where the run read them, per global load request: the L1 data stage's passes (wavefronts:
+   * one per group of bank-compatible accesses), its bank conflicts, and the tag stage's set
+   * conflicts.
    */
-  l1Passes?: Record<string, number>;
+  l1PassesPerRequest?: number;
+  l1BankConflictsPerRequest?: number;
+  l1SetConflictsPerRequest?: number;
 }
 
 export interface CounterConfig {

@@ -78,13 +78,30 @@ function countersOf(m: Map<string, number>): MemoryCounters {
   };
 }
 
-/** The L1 data-pipe counts (wavefronts, bank and set conflicts) when the run read them. */
-function l1PassesOf(m: Map<string, number>): Pick<MemoryCounters, "l1Passes"> {
-  const passes = [...m].filter(([name]) =>
-    /^l1tex__(data_pipe_lsu_wavefronts|data_bank_conflicts|t_set_conflicts|t_set_accesses)/
-      .test(name) && name.endsWith(".sum")
-  );
-  return passes.length ? { l1Passes: Object.fromEntries(passes) } : {};
+/**
+ * Per global load request, where the run read them: the L1 data stage's passes (wavefronts) and
+ * bank conflicts, and the tag stage's set conflicts. These kernels read only global memory, so
+ * the data stage's read wavefronts are all theirs.
+ */
+function l1PassesOf(
+  m: Map<string, number>,
+): Pick<
+  MemoryCounters,
+  "l1PassesPerRequest" | "l1BankConflictsPerRequest" | "l1SetConflictsPerRequest"
+> {
+  const requests = m.get("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum");
+  const per = (name: string) => {
+    const v = m.get(name);
+    return v === undefined || !requests ? undefined : v / requests;
+  };
+  const passes = per("l1tex__data_pipe_lsu_wavefronts_mem_lgds_cmd_read.sum");
+  const bank = per("l1tex__data_bank_conflicts_pipe_lsu_cmd_read.sum");
+  const set = per("l1tex__t_set_conflicts_pipe_lsu_mem_global_op_ld.sum");
+  return {
+    ...(passes !== undefined ? { l1PassesPerRequest: passes } : {}),
+    ...(bank !== undefined ? { l1BankConflictsPerRequest: bank } : {}),
+    ...(set !== undefined ? { l1SetConflictsPerRequest: set } : {}),
+  };
 }
 
 let device = "";

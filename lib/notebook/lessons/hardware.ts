@@ -4,7 +4,8 @@
  * record named in the table's caption.
  */
 import { measured } from "../../charts/common.ts";
-import { loadDriverRecord, localMemoryBytes } from "../../driver_registers.ts";
+import { driverStatistic, loadDriverRecord, localMemoryBytes } from "../../driver_registers.ts";
+import { readJsonIfPresent } from "../../files.ts";
 import { loadCounterRecord } from "../../memory_counters.ts";
 import { stepName } from "../../registry.ts";
 import { type Cell, showNote, showTable } from "../format.ts";
@@ -81,6 +82,8 @@ export async function showMemoryCounters(
       .map((r) => r.gflops!);
     return speeds.length ? Math.max(...speeds) : undefined;
   };
+  // The L1 pass counts, where this record read them.
+  const passes = chosen.some((c) => c.counters?.l1PassesPerRequest !== undefined);
   await showTable(
     [
       "configuration",
@@ -95,6 +98,9 @@ export async function showMemoryCounters(
       "DRAM read GB",
       "L1 busy % of peak",
       "wait on load / issue",
+      ...(passes
+        ? ["L1 data passes / request", "bank conflicts / request", "set conflicts / request"]
+        : []),
     ],
     chosen.map((c) => [
       `${c.kernel} ${c.m}^3`,
@@ -109,10 +115,117 @@ export async function showMemoryCounters(
       c.counters ? c.counters.dramBytesRead / 1e9 : undefined,
       c.counters?.l1BusyPct,
       c.counters?.waitOnLoadPerIssue,
+      ...(passes
+        ? [
+          c.counters?.l1PassesPerRequest,
+          c.counters?.l1BankConflictsPerRequest,
+          c.counters?.l1SetConflictsPerRequest,
+        ]
+        : []),
     ]),
     `${record.device} (driver ${record.driver}), ${record.date.slice(0, 10)}, commit ` +
       `${record.commit}: the WGSL kernels ported line for line to CUDA, timed with CUDA events, ` +
       `counters from Nsight Compute (data/counters/${device}.json)` +
       (found ? `; WGSL speeds from ${dataPath(found.path)}` : ""),
+  );
+}
+
+/** The bytes of one machine instruction on NVIDIA GPUs since Volta (128-bit encodings). */
+const INSTRUCTION_BYTES = 16;
+
+/**
+ * Machine code per k step, from the driver's binary sizes: each pair of pipelines differs only in
+ * BK (labels as lab/driver/capture.ts wrote them), so where the k loop is written out the extra
+ * bytes are (BK difference) k steps of code. Where the driver keeps a loop, the code hardly grows
+ * with BK, and the column says so instead of a count.
+ */
+export async function showCodePerKStep(
+  pairs: { name: string; small: string; large: string }[],
+  device = "nvidia-h200",
+): Promise<void> {
+  const record = await loadDriverRecord(device);
+  if (!record) {
+    await showNote(`No driver capture is committed for ${device} (\`data/driver/\`).`);
+    return;
+  }
+  const find = (label: string) => {
+    const row = record.rows.find((r) => r.label === label);
+    if (!row) throw new Error(`the driver capture has no pipeline labelled ${label}`);
+    return row;
+  };
+  const rows: Cell[][] = pairs.map(({ name, small, large }) => {
+    const [a, b] = [find(small), find(large)];
+    const [sizeA, sizeB] = [a, b].map((r) => driverStatistic(r, /binary size/i));
+    const steps = Number(b.params.BK) - Number(a.params.BK);
+    const extra = sizeA !== undefined && sizeB !== undefined
+      ? (sizeB - sizeA) / INSTRUCTION_BYTES
+      : undefined;
+    // Written out, each extra k step adds its 8 x TN multiply-adds; a kept loop grows by its
+    // tile loads only, far less.
+    const kept = extra !== undefined && extra < steps * 8 * Number(b.params.TN);
+    return [
+      name,
+      sizeA,
+      sizeB,
+      extra,
+      kept || extra === undefined ? undefined : extra / steps,
+      extra === undefined ? undefined : kept ? "kept" : "written out",
+    ];
+  });
+  await showTable(
+    [
+      "kernel",
+      "machine code bytes, BK 8",
+      "machine code bytes, BK 16",
+      "extra instructions",
+      "instructions per k step",
+      "k loop",
+    ],
+    rows,
+    `${record.device.description}, ${record.started.slice(0, 10)}, commit ${record.commit}: ` +
+      `machine code size as the Vulkan driver reports it (data/driver/${device}.json), ` +
+      `${INSTRUCTION_BYTES} bytes per instruction`,
+  );
+}
+
+/** One kernel of lab/cuda/fma_ceiling.cu as the probe record holds it. */
+interface FmaCeiling {
+  kernel: string;
+  validated: boolean;
+  tflops: number;
+  medianMs: number;
+  minMs: number;
+  maxMs: number;
+  /** The arithmetic opcodes in its machine code (cuobjdump -sass), by count. */
+  opcodes: Record<string, number>;
+}
+
+/** The CUDA arithmetic ceilings (lab/cuda/fma_ceiling.cu) measured on a GPU host. */
+export async function showCudaFmaCeilings(
+  file = "nvidia-h200-2026-11-27-cuda-fma.json",
+): Promise<void> {
+  const record = await readJsonIfPresent<
+    { device: string; driver: string; date: string; commit: string; rows: FmaCeiling[] }
+  >(new URL(`../../../data/probes/${file}`, import.meta.url));
+  if (!record) {
+    await showNote(`No CUDA ceiling measurement is committed (\`data/probes/${file}\`).`);
+    return;
+  }
+  const ffma = record.rows.find((r) => r.kernel === "ffma_f32");
+  await showTable(
+    ["kernel", "opcodes in its machine code", "validated", "TFLOP/s", "x FFMA", "spread"],
+    record.rows.map((r) => [
+      r.kernel,
+      Object.entries(r.opcodes).map(([op, n]) => `${op} ${n}`).join(", "),
+      r.validated,
+      r.tflops,
+      ffma ? r.tflops / ffma.tflops : undefined,
+      (r.maxMs - r.minMs) / r.medianMs,
+    ]),
+    `${record.device} (driver ${record.driver}), ${record.date.slice(0, 10)}, commit ` +
+      `${record.commit}: lab/cuda/fma_ceiling.cu, independent chains of one instruction, ` +
+      `validated, then timed with CUDA events (median of 21); opcodes from cuobjdump -sass ` +
+      `(HFMA2.MMA with zero operands only sets registers to constants) ` +
+      `(data/probes/${file})`,
   );
 }
