@@ -24,6 +24,7 @@ import {
 } from "../../heldout.ts";
 import { recordedTuning } from "../../tuning.ts";
 import { openTfjs } from "../../peers/tfjs.ts";
+import { openCublas } from "../../peers/cublas.ts";
 import {
   candidates,
   modelPlan,
@@ -35,7 +36,7 @@ import { PLAN_TILES, planLabel, planLaunchPlan } from "../../../kernels/13_shape
 import { predictPlanTime, residentPerSm } from "../../../kernels/13_shapes/predict.ts";
 import { deviceModel, waves } from "../../model/device.ts";
 import { STEP_TRANSFORMS } from "../../../kernels/12_generated/generate.ts";
-import { type Cell, fmt, showNote, showTable } from "../format.ts";
+import { type Cell, fmt, showNote, showTable, SPREAD_COLUMN, spreadCell } from "../format.ts";
 import { kernel } from "../steps.ts";
 import { dataPath, newestGpuRun, suiteSource } from "../recorded.ts";
 import type { Session } from "../session.ts";
@@ -127,24 +128,29 @@ export function scaledSuite(by: number): Shape[] {
   return SHAPE_SUITE.map((s) => ({ m: s.m <= 16 ? s.m : d(s.m), k: d(s.k), n: d(s.n) }));
 }
 
-/** One live suite row: the shapes step, step 12 at its own parameters, TF.js. */
+/** One live suite row: the shapes step, step 12 at its own parameters, TF.js, cuBLAS. */
 export interface LiveSuiteRow {
   shape: Shape;
   /** The planning step at the plan it picked, and the step it builds on. */
   planned: KernelResult;
   general: KernelResult;
   tfjs?: PeerResult;
+  /** Where CUDA is installed: cuBLAS SGEMM, timed as ours (GPU work only). */
+  cublas?: PeerResult;
 }
 
 /**
  * Run the scaled-down suite on the reader's adapter (÷32 on a software adapter, ÷4 on a GPU):
- * `step` at the plan it picks, the step it builds on at its defaults or tuning, and TF.js.
+ * `step` at the plan it picks, the step it builds on at its defaults or tuning, TF.js, and
+ * cuBLAS where CUDA is installed (on an NVIDIA host), each validated, then timed.
  */
 export async function runSuiteLive(s: Session, step: string): Promise<LiveSuiteRow[]> {
   const planner = kernel(step);
   const general = previousStep(planner)!;
   const budgetMs = s.software ? 150 : 300;
   const tfjs = await openTfjs(s.gpu).catch(() => undefined);
+  const opened = s.software ? "software adapter" : openCublas();
+  const cublas = typeof opened === "string" ? undefined : opened;
   const rows: LiveSuiteRow[] = [];
   try {
     for (const shape of scaledSuite(s.software ? 32 : 4)) {
@@ -153,24 +159,31 @@ export async function runSuiteLive(s: Session, step: string): Promise<LiveSuiteR
         planned: await runKernel(s.gpu, planner, shape, { budgetMs }),
         general: await runKernel(s.gpu, general, shape, { budgetMs }),
         tfjs: await tfjs?.run(shape, { budgetMs }),
+        cublas: await cublas?.run(shape, { budgetMs }),
       });
     }
   } finally {
     tfjs?.close();
+    cublas?.close();
   }
   const speed = (r?: KernelResult | PeerResult) => r?.validated ? r.gflops : undefined;
   const vsGeneral = rows.map((r) => ratio(speed(r.planned), speed(r.general)));
   const vsTfjs = rows.map((r) => ratio(speed(r.planned), speed(r.tfjs)));
+  const vsCublas = rows.map((r) => ratio(speed(r.planned), speed(r.cublas)));
+  const withCublas = rows.some((r) => r.cublas);
   await showTable(
     [
       "M x K x N",
       "plan",
       "validated",
       `${planner.name} GFLOP/s`,
+      SPREAD_COLUMN,
       general.name,
       "TF.js",
+      ...(withCublas ? ["cuBLAS"] : []),
       `/ ${general.name}`,
       "/ TF.js",
+      ...(withCublas ? ["/ cuBLAS"] : []),
     ],
     [
       ...rows.map((r, i): Cell[] => [
@@ -178,14 +191,33 @@ export async function runSuiteLive(s: Session, step: string): Promise<LiveSuiteR
         planLabel(r.planned.params),
         r.planned.validated && r.general.validated,
         speed(r.planned),
+        spreadCell(r.planned),
         speed(r.general),
         speed(r.tfjs),
+        ...(withCublas ? [speed(r.cublas)] : []),
         vsGeneral[i],
         vsTfjs[i],
+        ...(withCublas ? [vsCublas[i]] : []),
       ]),
-      ["geometric mean", "", "", "", "", "", geomean(vsGeneral), geomean(vsTfjs)],
+      [
+        "geometric mean",
+        "",
+        "",
+        "",
+        "",
+        "",
+        "",
+        ...(withCublas ? [""] : []),
+        geomean(vsGeneral),
+        geomean(vsTfjs),
+        ...(withCublas ? [geomean(vsCublas)] : []),
+      ],
     ],
-    `The suite ÷${s.software ? 32 : 4} on ${s.summary.description}`,
+    `The suite ÷${s.software ? 32 : 4} on ${s.summary.description}` +
+      (withCublas
+        ? "; cuBLAS SGEMM (TF32 off) timed as our kernels are, GPU work only: its calls " +
+          "queued behind a head start, so no launch is timed"
+        : ""),
   );
   return rows;
 }
