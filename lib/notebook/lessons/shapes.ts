@@ -18,6 +18,7 @@ import {
   heldoutOf,
   type HeldoutRow,
   heldoutRows,
+  type HeldoutSummary,
   heldoutSummary,
   LARGE_FLOP,
   speedsOf,
@@ -37,8 +38,9 @@ import { predictPlanTime, residentPerSm } from "../../../kernels/13_shapes/predi
 import { deviceModel, waves } from "../../model/device.ts";
 import { STEP_TRANSFORMS } from "../../../kernels/12_generated/generate.ts";
 import { type Cell, fmt, showNote, showTable, SPREAD_COLUMN, spreadCell } from "../format.ts";
+import { readJsonIfPresent } from "../../files.ts";
 import { kernel } from "../steps.ts";
-import { dataPath, newestGpuRun, suiteSource } from "../recorded.ts";
+import { dataPath, namedGpuRecord, newestGpuRun, suiteSource } from "../recorded.ts";
 import type { Session } from "../session.ts";
 import { MODEL_DEVICE } from "../../model/device.ts";
 
@@ -225,14 +227,17 @@ export async function runSuiteLive(s: Session, step: string): Promise<LiveSuiteR
 /**
  * The GPU host's recorded suite: per shape the shapes step, the best of our kernels, cuBLAS and
  * TF.js with ratios to cuBLAS, or a plain note that no such record is committed yet. Returns the
- * record shown (the notebook's, or the run of its device and commit that ran the suite).
+ * record shown (`record`, a file in data/runs/, or else the notebook's, or the run of its device
+ * and commit that ran the suite).
  */
-export async function showRecordedSuite(): Promise<
+export async function showRecordedSuite(opts: { record?: string } = {}): Promise<
   { path: string; record: RunRecord } | undefined
 > {
   const measuredSuite = (r: RunRecord) => suiteRows(r).filter((x) => x.step !== undefined);
-  const newest = await newestGpuRun((r) => measuredSuite(r).length > 0);
-  const found = newest && await suiteSource(newest);
+  const newest = opts.record
+    ? await namedGpuRecord(opts.record)
+    : await newestGpuRun((r) => measuredSuite(r).length > 0);
+  const found = newest && (opts.record ? newest : await suiteSource(newest));
   const rows = found ? measuredSuite(found.record) : [];
   if (!found || !rows.length) {
     await showNote(
@@ -532,5 +537,104 @@ export async function showTimeModelCheck(): Promise<void> {
     `The time model (constants fit on other shapes) against step 13's measured plan times on ` +
       `${device.description}, ${found.record.date.slice(0, 10)}, commit ${found.record.commit} ` +
       `(${dataPath(found.path)}); miss: |measured / model - 1|`,
+  );
+}
+
+/** lab/cublas/retime.ts's output: cuBLAS at a record's suite and held-out shapes, timed both ways. */
+interface CublasRetimed {
+  device: string;
+  date: string;
+  commit: string;
+  /** The held-out run record (data/runs/) and its suite companion, whose cuBLAS times these are. */
+  record: string;
+  suiteRecord: string;
+  rows: {
+    set: "suite" | "heldout";
+    shape: Shape;
+    recorded?: { gflops?: number; medianMs?: number; validated: boolean };
+    queued: PeerResult;
+  }[];
+}
+
+/**
+ * The bars over the suite and the held-out shapes twice: against cuBLAS as the records timed it,
+ * and against cuBLAS re-timed with no launch inside its events (lab/cublas/retime.ts, a later run
+ * on the same kind of GPU), our kernels' recorded speeds unchanged; then the shapes whose cuBLAS
+ * time moved most.
+ */
+export async function showCublasRetimed(file: string, shown = 5): Promise<void> {
+  const retimed = await readJsonIfPresent<CublasRetimed>(
+    new URL(`../../../data/probes/${file}`, import.meta.url),
+  );
+  const found = retimed && await newestGpuRun((r) => heldoutOf(r) !== undefined);
+  const section = found && heldoutOf(found.record);
+  if (!retimed || !found || !section || !found.path.endsWith(retimed.record)) {
+    await showNote(`No cuBLAS re-timing of this notebook's records (\`data/probes/${file}\`).`);
+    return;
+  }
+  const suite = await suiteSource(found);
+  const ours = [
+    ...heldoutRows(found.record, section).map((r) => ({ set: "heldout", ...r })),
+    ...suiteRows(suite.record).map((r) => ({ set: "suite", ...r })),
+  ];
+  const oursAt = (set: string, shape: Shape) =>
+    ours.find((r) => r.set === set && sameShape(r.shape, shape))?.best?.gflops;
+  const summary = (
+    set: string,
+    pick: (row: CublasRetimed["rows"][number]) => number | undefined,
+  ) =>
+    heldoutSummary(
+      retimed.rows.filter((row) => row.set === set).map((row) => ({
+        shape: row.shape,
+        ours: oursAt(set, row.shape),
+        cublas: pick(row),
+      })),
+    );
+  const recordedSpeed = (r: CublasRetimed["rows"][number]) =>
+    r.recorded?.validated ? r.recorded.gflops : undefined;
+  const queuedSpeed = (r: CublasRetimed["rows"][number]) =>
+    r.queued.validated ? r.queued.gflops : undefined;
+  const line = (label: string, h: HeldoutSummary): Cell[] => [
+    label,
+    h.compared,
+    h.geomean,
+    h.large.geomean,
+    h.large.worst?.ratio,
+    h.small.medianGapUs,
+    h.met,
+  ];
+  await showTable(
+    [
+      "shapes, cuBLAS timed",
+      "shapes",
+      "best / cuBLAS, geometric mean",
+      "geometric mean at >= 1e8 FLOP",
+      "worst at >= 1e8 FLOP",
+      "median gap < 1e8 FLOP (us)",
+      "bars met",
+    ],
+    [
+      line("suite, as recorded", summary("suite", recordedSpeed)),
+      line("suite, re-timed", summary("suite", queuedSpeed)),
+      line("held out, as recorded", summary("heldout", recordedSpeed)),
+      line("held out, re-timed", summary("heldout", queuedSpeed)),
+    ],
+    `Our kernels as recorded (${dataPath(found.path)}, ${dataPath(suite.path)}); cuBLAS ` +
+      `re-timed with no launch in its events on ${retimed.device}, ${retimed.date.slice(0, 10)}, ` +
+      `commit ${retimed.commit} (data/probes/${file})`,
+  );
+  const moved = retimed.rows.filter((r) => r.recorded?.medianMs && r.queued.medianMs)
+    .map((r) => ({ ...r, change: r.recorded!.medianMs! / r.queued.medianMs! }))
+    .sort((a, b) => b.change - a.change).slice(0, shown);
+  await showTable(
+    ["M x K x N", "set", "cuBLAS us, as recorded", "cuBLAS us, re-timed", "recorded / re-timed"],
+    moved.map((r) => [
+      shapeLabel(r.shape),
+      r.set === "suite" ? "suite" : "held out",
+      1e3 * r.recorded!.medianMs!,
+      1e3 * r.queued.medianMs!,
+      r.change,
+    ]),
+    `The ${shown} shapes whose cuBLAS time changed most`,
   );
 }
