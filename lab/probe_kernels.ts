@@ -508,6 +508,7 @@ async function ablations(configs: [string, Params][], shape: Shape) {
       rows[rows.length - 1].params = { ...params, ABLATE: bits };
       rows[rows.length - 1].gflops = 2 * shape.m * shape.n * shape.k /
         (rows[rows.length - 1].medianMs! * 1e6);
+      save(); // passMs saved the row before these fields: the last row would keep its placeholders
       problem.destroy();
     }
   }
