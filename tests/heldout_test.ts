@@ -21,7 +21,8 @@ import {
   type ShapeSpeeds,
 } from "../lib/heldout.ts";
 import { flops, sameShape, type Shape } from "../lib/matrix.ts";
-import { RECORD_SCHEMA, type RunRecord } from "../lib/record.ts";
+import { type PeerResult, RECORD_SCHEMA, type RunRecord } from "../lib/record.ts";
+import { type CublasRetimed, retimedSummaries } from "../lib/cublas_retimed.ts";
 import { SHAPE_SUITE, suiteCompanion } from "../lib/suite.ts";
 import {
   heldoutRecords,
@@ -381,4 +382,52 @@ Deno.test("results table: suite and held-out side by side, the shapes lowest rat
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("cuBLAS re-timed: the bars read against each timing, our speeds unchanged", () => {
+  const record = heldoutRecord(40, "2026-11-01T00:00:00.000Z", "NVIDIA H200");
+  const section = record.heldout!;
+  // The re-timing finds cuBLAS twice as fast at every held-out shape and the same on the suite.
+  const peer = (shape: Shape, gflops: number) =>
+    ({
+      ...shape,
+      peer: "cublas",
+      kernel: "cublas",
+      title: "cuBLAS",
+      timer: "queued",
+      relErr: 1e-6,
+      validated: true,
+      gflops,
+      medianMs: flops(shape) / gflops / 1e6,
+    }) as PeerResult;
+  const probe: CublasRetimed = {
+    schema: 1,
+    device: "NVIDIA H200",
+    date: "2026-11-02T00:00:00.000Z",
+    commit: "abc",
+    record: "r.json",
+    suiteRecord: "r.json",
+    rows: [
+      {
+        set: "suite",
+        shape: SHAPE_SUITE[0],
+        recorded: { gflops: 1000, validated: true },
+        queued: peer(SHAPE_SUITE[0], 1000),
+      },
+      ...section.shapes.map(({ m, k, n }) => ({
+        set: "heldout" as const,
+        shape: { m, k, n },
+        recorded: { gflops: 1000, validated: true },
+        queued: peer({ m, k, n }, 2000),
+      })),
+    ],
+  };
+  const [suite, heldout] = retimedSummaries(probe, record, record);
+  assert.equal(suite.set, "suite");
+  assert.ok(Math.abs(suite.retimed.geomean! - suite.recorded.geomean!) < 1e-12);
+  assert.equal(heldout.set, "heldout");
+  assert.equal(heldout.retimed.compared, heldout.recorded.compared);
+  assert.ok(Math.abs(heldout.retimed.geomean! - heldout.recorded.geomean! / 2) < 1e-12);
+  // A record without held-out shapes cannot be re-read: refused, not silently empty.
+  assert.throws(() => retimedSummaries(probe, { ...record, heldout: undefined }, record));
 });

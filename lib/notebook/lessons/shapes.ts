@@ -38,7 +38,7 @@ import { predictPlanTime, residentPerSm } from "../../../kernels/13_shapes/predi
 import { deviceModel, waves } from "../../model/device.ts";
 import { STEP_TRANSFORMS } from "../../../kernels/12_generated/generate.ts";
 import { type Cell, fmt, showNote, showTable, SPREAD_COLUMN, spreadCell } from "../format.ts";
-import { readJsonIfPresent } from "../../files.ts";
+import { loadCublasRetimed, retimedSummaries } from "../../cublas_retimed.ts";
 import { kernel } from "../steps.ts";
 import { dataPath, namedGpuRecord, newestGpuRun, suiteSource } from "../recorded.ts";
 import type { Session } from "../session.ts";
@@ -540,60 +540,20 @@ export async function showTimeModelCheck(): Promise<void> {
   );
 }
 
-/** lab/cublas/retime.ts's output: cuBLAS at a record's suite and held-out shapes, timed both ways. */
-interface CublasRetimed {
-  device: string;
-  date: string;
-  commit: string;
-  /** The held-out run record (data/runs/) and its suite companion, whose cuBLAS times these are. */
-  record: string;
-  suiteRecord: string;
-  rows: {
-    set: "suite" | "heldout";
-    shape: Shape;
-    recorded?: { gflops?: number; medianMs?: number; validated: boolean };
-    queued: PeerResult;
-  }[];
-}
-
 /**
  * The bars over the suite and the held-out shapes twice: against cuBLAS as the records timed it,
- * and against cuBLAS re-timed with no launch inside its events (lab/cublas/retime.ts, a later run
+ * and against cuBLAS re-timed with no launch inside its events (lib/cublas_retimed.ts, a later run
  * on the same kind of GPU), our kernels' recorded speeds unchanged; then the shapes whose cuBLAS
  * time moved most.
  */
 export async function showCublasRetimed(file: string, shown = 5): Promise<void> {
-  const retimed = await readJsonIfPresent<CublasRetimed>(
-    new URL(`../../../data/probes/${file}`, import.meta.url),
-  );
+  const retimed = await loadCublasRetimed(file);
   const found = retimed && await newestGpuRun((r) => heldoutOf(r) !== undefined);
-  const section = found && heldoutOf(found.record);
-  if (!retimed || !found || !section || !found.path.endsWith(retimed.record)) {
+  if (!retimed || !found || !found.path.endsWith(retimed.record)) {
     await showNote(`No cuBLAS re-timing of this notebook's records (\`data/probes/${file}\`).`);
     return;
   }
   const suite = await suiteSource(found);
-  const ours = [
-    ...heldoutRows(found.record, section).map((r) => ({ set: "heldout", ...r })),
-    ...suiteRows(suite.record).map((r) => ({ set: "suite", ...r })),
-  ];
-  const oursAt = (set: string, shape: Shape) =>
-    ours.find((r) => r.set === set && sameShape(r.shape, shape))?.best?.gflops;
-  const summary = (
-    set: string,
-    pick: (row: CublasRetimed["rows"][number]) => number | undefined,
-  ) =>
-    heldoutSummary(
-      retimed.rows.filter((row) => row.set === set).map((row) => ({
-        shape: row.shape,
-        ours: oursAt(set, row.shape),
-        cublas: pick(row),
-      })),
-    );
-  const recordedSpeed = (r: CublasRetimed["rows"][number]) =>
-    r.recorded?.validated ? r.recorded.gflops : undefined;
-  const queuedSpeed = (r: CublasRetimed["rows"][number]) =>
-    r.queued.validated ? r.queued.gflops : undefined;
   const line = (label: string, h: HeldoutSummary): Cell[] => [
     label,
     h.compared,
@@ -603,6 +563,7 @@ export async function showCublasRetimed(file: string, shown = 5): Promise<void> 
     h.small.medianGapUs,
     h.met,
   ];
+  const name = { suite: "suite", heldout: "held out" };
   await showTable(
     [
       "shapes, cuBLAS timed",
@@ -613,12 +574,10 @@ export async function showCublasRetimed(file: string, shown = 5): Promise<void> 
       "median gap < 1e8 FLOP (us)",
       "bars met",
     ],
-    [
-      line("suite, as recorded", summary("suite", recordedSpeed)),
-      line("suite, re-timed", summary("suite", queuedSpeed)),
-      line("held out, as recorded", summary("heldout", recordedSpeed)),
-      line("held out, re-timed", summary("heldout", queuedSpeed)),
-    ],
+    retimedSummaries(retimed, found.record, suite.record).flatMap((x) => [
+      line(`${name[x.set]}, as recorded`, x.recorded),
+      line(`${name[x.set]}, re-timed`, x.retimed),
+    ]),
     `Our kernels as recorded (${dataPath(found.path)}, ${dataPath(suite.path)}); cuBLAS ` +
       `re-timed with no launch in its events on ${retimed.device}, ${retimed.date.slice(0, 10)}, ` +
       `commit ${retimed.commit} (data/probes/${file})`,
