@@ -9,7 +9,9 @@ import { ablationFile, ablationFromProbe, type ProbeFile } from "../lab/extract_
 
 const DEVICE = "nvidia-h200";
 const CONFIG = "128x256x16 TN16";
-const PROBE = new URL("../lab/probes/nvidia-h200-2026-11-23-run22-ablate.json", import.meta.url);
+const PROBE = new URL("../lab/probes/nvidia-h200-2026-11-27-ablate-0dbd066.json", import.meta.url);
+/** The configurations the data file holds: the winner, and double_buffer's tile in 11's kernel. */
+const CONFIGS = [CONFIG, "128x128x8 TN8"];
 
 Deno.test("ablation: the committed data file, stage by stage", async () => {
   const a = await loadAblation(DEVICE, CONFIG);
@@ -33,7 +35,7 @@ Deno.test("ablation: the data file is the extractor's output for the committed p
   const file = JSON.parse(
     await Deno.readTextFile(new URL(`../data/ablation/${DEVICE}.json`, import.meta.url)),
   );
-  assert.deepEqual(file, JSON.parse(JSON.stringify(ablationFile(probe, [CONFIG]))));
+  assert.deepEqual(file, JSON.parse(JSON.stringify(ablationFile(probe, CONFIGS))));
 });
 
 Deno.test("ablation: refuses a configuration without a validated whole kernel", () => {

@@ -30,9 +30,10 @@ export interface KnobOptions {
   /**
    * The points to run, in order, each the parameters it sets over the step's defaults (default:
    * the step's own, KernelSpec.knob.points). A notebook's knob cell passes them, so the reader
-   * edits them there.
+   * edits them there. A parameter given as undefined stays at the step's default (so a cell may
+   * spread a set of parameters that is empty on some adapters).
    */
-  points?: Params[];
+  points?: Record<string, number | undefined>[];
   /**
    * What the points turn, when they turn other parameters than the step's knob does (default:
    * the knob's name): heads the table and the chart.
@@ -91,7 +92,7 @@ export async function showKnob(s: Session, step: string, opts: KnobOptions = {})
   if (!own) throw new Error(`${stepSpec.id} has no knob (KernelSpec.knob in its step.ts)`);
   const knob = {
     ...own,
-    points: opts.points ?? own.points,
+    points: opts.points?.map(definedOnly) ?? own.points,
     name: opts.name ?? own.name,
     why: opts.why ?? own.why,
   };
@@ -188,5 +189,12 @@ function knobTable(
     rows,
     `${spec.id}'s ${spec.knob!.name} at ${at} on ${yours}` +
       (recorded ? `; recorded on ${recorded.source}` : ""),
+  );
+}
+
+/** A point without its undefined entries: those parameters keep the step's defaults. */
+function definedOnly(point: Record<string, number | undefined>): Params {
+  return Object.fromEntries(
+    Object.entries(point).filter((e): e is [string, number] => e[1] !== undefined),
   );
 }
