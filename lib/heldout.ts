@@ -351,6 +351,19 @@ export function heldoutSummary(rows: readonly ShapeSpeeds[]): HeldoutSummary {
   };
 }
 
+/**
+ * Whether every bar is met; the bar on the number of shapes only where `countShapes` (the held-out
+ * set: the suite has its own, smaller, fixed count). Undefined while nothing can be judged.
+ */
+export function barsMet(s: HeldoutSummary, countShapes: boolean): boolean | undefined {
+  if (!countShapes) {
+    if (s.cublasMissing.length || !s.compared) return undefined;
+    const { shapes: _count, ...rest } = s.bars;
+    return !s.oursMissing.length && Object.values(rest).every((b) => b === true);
+  }
+  return s.met;
+}
+
 /** One held-out shape's row: the suite's figures and where the shape came from. */
 export interface HeldoutRow extends SuiteRow {
   from: string;

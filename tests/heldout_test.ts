@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import {
   BARS,
+  barsMet,
   EXCLUDED_SHAPES,
   flopBand,
   heldoutDistribution,
@@ -430,4 +431,20 @@ Deno.test("cuBLAS re-timed: the bars read against each timing, our speeds unchan
   assert.ok(Math.abs(heldout.retimed.geomean! - heldout.recorded.geomean! / 2) < 1e-12);
   // A record without held-out shapes cannot be re-read: refused, not silently empty.
   assert.throws(() => retimedSummaries(probe, { ...record, heldout: undefined }, record));
+});
+
+Deno.test("barsMet: the suite is judged on every bar but the held-out count of shapes", () => {
+  // Twelve shapes at 0.9 of cuBLAS: every figure passes, but 12 is under the held-out count.
+  const twelve = heldoutShapes(12, SEED).map((shape) => ({ shape, ours: 900, cublas: 1000 }));
+  const s = heldoutSummary(twelve);
+  assert.equal(s.bars.shapes, false);
+  assert.equal(barsMet(s, true), false);
+  assert.equal(barsMet(s, false), true);
+  // A shape where none of ours validated fails either way; without cuBLAS nothing is judged.
+  const missing = heldoutSummary([...twelve, { shape: { m: 3, k: 5, n: 7 }, cublas: 10 }]);
+  assert.equal(barsMet(missing, false), false);
+  assert.equal(
+    barsMet(heldoutSummary([{ shape: { m: 3, k: 5, n: 7 }, ours: 1 }]), false),
+    undefined,
+  );
 });
