@@ -8,6 +8,7 @@
  * Each DIR is one run's output, COMMIT the commit its program was built from. Where several runs
  * hold a configuration, the last one named gives its time and, separately, its counters.
  */
+import { metrics } from "./ncu_csv.ts";
 import type { CounterConfig, CounterRecord, MemoryCounters } from "../../lib/memory_counters.ts";
 
 const args = [...Deno.args];
@@ -38,21 +39,6 @@ function registersByKernel(ptxas: string): Map<string, number> {
     if (used && current) found.set(current, Number(used[1]));
   }
   return found;
-}
-
-/** One metric's value from Nsight Compute's raw CSV page (header, units, then the one launch). */
-function metrics(csv: string): Map<string, number> {
-  const rows = csv.split("\n").filter((l) => l.startsWith('"')).map((l) =>
-    [...l.matchAll(/"((?:[^"]|"")*)"/g)].map((m) => m[1])
-  );
-  const header = rows.findIndex((r) => r[0] === "ID");
-  if (header < 0 || !rows[header + 2]) throw new Error("no profiled launch in the CSV");
-  const values = new Map<string, number>();
-  rows[header].forEach((name, i) => {
-    const v = Number(rows[header + 2][i]?.replace(/,/g, ""));
-    if (Number.isFinite(v)) values.set(name, v);
-  });
-  return values;
 }
 
 function countersOf(m: Map<string, number>): MemoryCounters {

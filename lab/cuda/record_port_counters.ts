@@ -1,0 +1,65 @@
+/**
+ * Nsight Compute's counts for lab/cuda/port_11.cu's kernels, one CSV per variant (written by
+ * lab/cuda/run_port_counters.sh), as one record: per variant the time of the profiled launch,
+ * warp instructions issued per warp-wide FMA, and the stall reasons (cycles a warp waited, per
+ * instruction issued), by reason. For notebook 12: what index clamps cost in issued instructions
+ * and in waiting, on the CUDA port where Nsight can count (WebGPU cannot).
+ *
+ *   deno run --allow-read --allow-write lab/cuda/record_port_counters.ts --out FILE \
+ *     --device NAME --driver VERSION --date ISO --commit SHA DIR
+ */
+import { metrics } from "./ncu_csv.ts";
+
+const option = (name: string) => {
+  const i = Deno.args.indexOf(name);
+  if (i < 0 || !Deno.args[i + 1]) {
+    throw new Error(
+      "usage: record_port_counters.ts --out FILE --device NAME --driver V --date ISO " +
+        "--commit SHA DIR",
+    );
+  }
+  return Deno.args[i + 1];
+};
+const [out, device, driver, date, commit] = ["--out", "--device", "--driver", "--date", "--commit"]
+  .map(option);
+const dir = Deno.args.at(-1)!;
+
+const STALL = /^smsp__average_warps_issue_stalled_(\w+)_per_issue_active\.ratio$/;
+const variants = [];
+for await (const entry of Deno.readDir(dir)) {
+  const file = entry.name.match(/^ncu_(.+)\.csv$/);
+  if (!file) continue;
+  const m = metrics(await Deno.readTextFile(`${dir}/${entry.name}`));
+  const get = (name: string) => {
+    const v = m.get(name);
+    if (v === undefined) throw new Error(`${entry.name}: metric ${name} missing`);
+    return v;
+  };
+  const ffmaThreads = get("sm__sass_thread_inst_executed_op_ffma_pred_on.sum");
+  variants.push({
+    variant: file[1],
+    durationMs: get("gpu__time_duration.sum") / 1e6,
+    warpInstructions: get("smsp__inst_executed.sum"),
+    ffmaThreadInstructions: ffmaThreads,
+    instructionsPerFma: get("smsp__inst_executed.sum") / (ffmaThreads / 32),
+    stallsPerIssue: Object.fromEntries(
+      [...m].flatMap(([name, v]) => {
+        const reason = name.match(STALL);
+        return reason ? [[reason[1], v]] : [];
+      }),
+    ),
+  });
+}
+variants.sort((a, b) => a.variant.localeCompare(b.variant));
+const record = {
+  schema: 1,
+  device,
+  driver,
+  date,
+  commit,
+  source: "lab/cuda/port_11.cu (nvcc -O3 -arch=sm_90) at 4096, one launch per variant after 20 " +
+    "warm-up launches, profiled by Nsight Compute (lab/cuda/run_port_counters.sh, clocks left alone)",
+  variants,
+};
+await Deno.writeTextFile(out, JSON.stringify(record, null, 1) + "\n");
+console.log(`${out}: ${variants.length} variants`);
