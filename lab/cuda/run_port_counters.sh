@@ -14,7 +14,7 @@ ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -
 for v in "0:whole" "16:shared_clamped" "48:all_clamped"; do
   bits=${v%%:*} name=${v#*:}
   LD_LIBRARY_PATH=$lib:${LD_LIBRARY_PATH:-} "$ncu" --clock-control none \
-    --kernel-name-base demangled --kernel-name "regex:port11<128, 256, 16, 16, 8, $bits>" \
+    --kernel-name-base demangled --kernel-name "regex:port11<\\(int\\)128, \\(int\\)256, \\(int\\)16, \\(int\\)16, \\(int\\)8, \\(int\\)$bits>" \
     --launch-skip 21 --launch-count 1 \
     --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
     --section InstructionStats \
