@@ -352,16 +352,25 @@ export function heldoutSummary(rows: readonly ShapeSpeeds[]): HeldoutSummary {
 }
 
 /**
- * Whether every bar is met; the bar on the number of shapes only where `countShapes` (the held-out
- * set: the suite has its own, smaller, fixed count). Undefined while nothing can be judged.
+ * The bars a summary misses, each named; the bar on the number of shapes only where
+ * `countShapes` (the held-out set: the suite has its own, smaller, fixed count). Undefined while
+ * nothing can be judged: no shape has ours and cuBLAS, or cuBLAS is missing at some.
  */
+export function missedBars(s: HeldoutSummary, countShapes: boolean): string[] | undefined {
+  if (!s.compared || s.cublasMissing.length) return undefined;
+  return [
+    countShapes && !s.bars.shapes ? `fewer than ${BARS.minShapes} shapes` : "",
+    s.oursMissing.length ? "a shape none of ours validated" : "",
+    s.bars.geomean ? "" : `mean under ${BARS.geomean}`,
+    s.bars.worstLarge ? "" : `a large shape under ${BARS.worstLarge.toFixed(2)}`,
+    s.bars.smallGap ? "" : `small-shape gap over ${BARS.smallGapUs} us`,
+  ].filter((x) => x);
+}
+
+/** Whether every bar is met (missedBars: the count of shapes only where `countShapes`). */
 export function barsMet(s: HeldoutSummary, countShapes: boolean): boolean | undefined {
-  if (!countShapes) {
-    if (s.cublasMissing.length || !s.compared) return undefined;
-    const { shapes: _count, ...rest } = s.bars;
-    return !s.oursMissing.length && Object.values(rest).every((b) => b === true);
-  }
-  return s.met;
+  const missed = missedBars(s, countShapes);
+  return missed && !missed.length;
 }
 
 /** One held-out shape's row: the suite's figures and where the shape came from. */

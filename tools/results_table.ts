@@ -34,6 +34,7 @@ import {
   type HeldoutSummary,
   heldoutSummary,
   LARGE_FLOP,
+  missedBars,
   speedsOf,
 } from "../lib/heldout.ts";
 import { deviceSlug } from "../lib/gpu.ts";
@@ -361,13 +362,7 @@ function summaryRow(
 function barsCell(s: HeldoutSummary, heldout: boolean): string {
   if (!s.compared) return "not judged (no shape has ours and cuBLAS)";
   if (s.cublasMissing.length) return `not judged (no cuBLAS at ${s.cublasMissing.length})`;
-  const missed = [
-    heldout && !s.bars.shapes ? `fewer than ${BARS.minShapes} shapes` : "",
-    s.oursMissing.length ? "a shape none of ours validated" : "",
-    s.bars.geomean ? "" : `mean under ${BARS.geomean}`,
-    s.bars.worstLarge ? "" : `a large shape under ${BARS.worstLarge.toFixed(2)}`,
-    s.bars.smallGap ? "" : `small-shape gap over ${BARS.smallGapUs} us`,
-  ].filter((x) => x);
+  const missed = missedBars(s, heldout)!;
   return missed.length ? `missed: ${missed.join("; ")}` : "met";
 }
 

@@ -14,3 +14,10 @@ export function metrics(csv: string): Map<string, number> {
   });
   return values;
 }
+
+/** A metric `metrics` read, or an error naming it (and `where`, the CSV it was missing from). */
+export function required(m: Map<string, number>, name: string, where = ""): number {
+  const v = m.get(name);
+  if (v === undefined) throw new Error(`${where ? `${where}: ` : ""}metric ${name} missing`);
+  return v;
+}

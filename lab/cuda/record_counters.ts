@@ -8,7 +8,7 @@
  * Each DIR is one run's output, COMMIT the commit its program was built from. Where several runs
  * hold a configuration, the last one named gives its time and, separately, its counters.
  */
-import { metrics } from "./ncu_csv.ts";
+import { metrics, required } from "./ncu_csv.ts";
 import type { CounterConfig, CounterRecord, MemoryCounters } from "../../lib/memory_counters.ts";
 
 const args = [...Deno.args];
@@ -42,11 +42,7 @@ function registersByKernel(ptxas: string): Map<string, number> {
 }
 
 function countersOf(m: Map<string, number>): MemoryCounters {
-  const get = (name: string) => {
-    const v = m.get(name);
-    if (v === undefined) throw new Error(`metric ${name} missing`);
-    return v;
-  };
+  const get = (name: string) => required(m, name);
   return {
     l1HitPct: get("l1tex__t_sector_hit_rate.pct"),
     l2HitPct: get("lts__t_sector_hit_rate.pct"),

@@ -8,7 +8,7 @@
  *   deno run --allow-read --allow-write lab/cuda/record_port_counters.ts --out FILE \
  *     --device NAME --driver VERSION --date ISO --commit SHA DIR
  */
-import { metrics } from "./ncu_csv.ts";
+import { metrics, required } from "./ncu_csv.ts";
 
 const option = (name: string) => {
   const i = Deno.args.indexOf(name);
@@ -30,11 +30,7 @@ for await (const entry of Deno.readDir(dir)) {
   const file = entry.name.match(/^ncu_(.+)\.csv$/);
   if (!file) continue;
   const m = metrics(await Deno.readTextFile(`${dir}/${entry.name}`));
-  const get = (name: string) => {
-    const v = m.get(name);
-    if (v === undefined) throw new Error(`${entry.name}: metric ${name} missing`);
-    return v;
-  };
+  const get = (name: string) => required(m, name, entry.name);
   const ffmaThreads = get("sm__sass_thread_inst_executed_op_ffma_pred_on.sum");
   variants.push({
     variant: file[1],

@@ -95,14 +95,6 @@ export async function newestGpuSection(
 let recordsDir: string | URL = RUNS_DIR;
 let pinned: { path: string; record: RunRecord } | undefined;
 
-/** One GPU run record of the records folder, by file name (undefined if not from a GPU). */
-export async function namedGpuRecord(
-  file: string,
-): Promise<{ path: string; record: RunRecord } | undefined> {
-  const found = await namedRecord(file);
-  return isGpuRecord(found.record) ? found : undefined;
-}
-
 /** One record of the records folder, by file name. */
 async function namedRecord(file: string): Promise<{ path: string; record: RunRecord }> {
   const base = (recordsDir instanceof URL ? recordsDir.pathname : recordsDir).replace(/\/$/, "");

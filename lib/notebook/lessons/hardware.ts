@@ -4,7 +4,13 @@
  * record named in the table's caption.
  */
 import { measured } from "../../charts/common.ts";
-import { driverStatistic, loadDriverRecord, localMemoryBytes } from "../../driver_registers.ts";
+import {
+  type DriverRecord,
+  type DriverRow,
+  driverStatistic,
+  loadDriverRecord,
+  localMemoryBytes,
+} from "../../driver_registers.ts";
 import { readJsonIfPresent } from "../../files.ts";
 import { loadCounterRecord } from "../../memory_counters.ts";
 import { stepName } from "../../registry.ts";
@@ -12,19 +18,37 @@ import { type Cell, showNote, showTable } from "../format.ts";
 import { dataPath, recordedGpuRun } from "../recorded.ts";
 
 /**
+ * The committed driver capture for a device and a lookup of its pipelines by label (as
+ * lab/driver/capture.ts wrote them), which throws on a label it lacks; a note, and undefined,
+ * when none is committed.
+ */
+async function driverCapture(
+  device: string,
+): Promise<{ record: DriverRecord; pipeline: (label: string) => DriverRow } | undefined> {
+  const record = await loadDriverRecord(device);
+  if (!record) {
+    await showNote(`No driver capture is committed for ${device} (\`data/driver/\`).`);
+    return undefined;
+  }
+  const pipeline = (label: string) => {
+    const row = record.rows.find((r) => r.label === label);
+    if (!row) throw new Error(`the driver capture has no pipeline labelled ${label}`);
+    return row;
+  };
+  return { record, pipeline };
+}
+
+/**
  * The driver's registers and local memory per invocation for these pipelines (labels as
  * lab/driver/capture.ts wrote them: a kernel's name, or a name and its overrides), the workgroups
  * per SM that count allows, and the step model's estimate of both.
  */
 export async function showDriverRegisters(labels: string[], device = "nvidia-h200"): Promise<void> {
-  const record = await loadDriverRecord(device);
-  if (!record) {
-    await showNote(`No driver capture is committed for ${device} (\`data/driver/\`).`);
-    return;
-  }
+  const capture = await driverCapture(device);
+  if (!capture) return;
+  const { record, pipeline } = capture;
   const rows: Cell[][] = labels.map((label) => {
-    const row = record.rows.find((r) => r.label === label);
-    if (!row) throw new Error(`the driver capture has no pipeline labelled ${label}`);
+    const row = pipeline(label);
     return [
       label,
       row.invocations,
@@ -143,18 +167,11 @@ export async function showCodePerKStep(
   pairs: { name: string; small: string; large: string }[],
   device = "nvidia-h200",
 ): Promise<void> {
-  const record = await loadDriverRecord(device);
-  if (!record) {
-    await showNote(`No driver capture is committed for ${device} (\`data/driver/\`).`);
-    return;
-  }
-  const find = (label: string) => {
-    const row = record.rows.find((r) => r.label === label);
-    if (!row) throw new Error(`the driver capture has no pipeline labelled ${label}`);
-    return row;
-  };
+  const capture = await driverCapture(device);
+  if (!capture) return;
+  const { record, pipeline } = capture;
   const rows: Cell[][] = pairs.map(({ name, small, large }) => {
-    const [a, b] = [find(small), find(large)];
+    const [a, b] = [pipeline(small), pipeline(large)];
     const [sizeA, sizeB] = [a, b].map((r) => driverStatistic(r, /binary size/i));
     const steps = Number(b.params.BK) - Number(a.params.BK);
     const extra = sizeA !== undefined && sizeB !== undefined

@@ -41,7 +41,7 @@ import { STEP_TRANSFORMS } from "../../../kernels/12_generated/generate.ts";
 import { type Cell, fmt, showNote, showTable, SPREAD_COLUMN, spreadCell } from "../format.ts";
 import { loadCublasRetimed, retimedSummaries } from "../../cublas_retimed.ts";
 import { kernel } from "../steps.ts";
-import { dataPath, namedGpuRecord, newestGpuRun, suiteSource } from "../recorded.ts";
+import { dataPath, newestGpuRun, suiteSource } from "../recorded.ts";
 import type { Session } from "../session.ts";
 import { MODEL_DEVICE } from "../../model/device.ts";
 
@@ -228,17 +228,14 @@ export async function runSuiteLive(s: Session, step: string): Promise<LiveSuiteR
 /**
  * The GPU host's recorded suite: per shape the shapes step, the best of our kernels, cuBLAS and
  * TF.js with ratios to cuBLAS, or a plain note that no such record is committed yet. Returns the
- * record shown (`record`, a file in data/runs/, or else the notebook's, or the run of its device
- * and commit that ran the suite).
+ * record shown (the notebook's, or the run of its device and commit that ran the suite).
  */
-export async function showRecordedSuite(opts: { record?: string } = {}): Promise<
+export async function showRecordedSuite(): Promise<
   { path: string; record: RunRecord } | undefined
 > {
   const measuredSuite = (r: RunRecord) => suiteRows(r).filter((x) => x.step !== undefined);
-  const newest = opts.record
-    ? await namedGpuRecord(opts.record)
-    : await newestGpuRun((r) => measuredSuite(r).length > 0);
-  const found = newest && (opts.record ? newest : await suiteSource(newest));
+  const newest = await newestGpuRun((r) => measuredSuite(r).length > 0);
+  const found = newest && await suiteSource(newest);
   const rows = found ? measuredSuite(found.record) : [];
   if (!found || !rows.length) {
     await showNote(
