@@ -1,9 +1,10 @@
 /**
- * The wave rule's picks timed against the searched winner (lab: not part of the product). At a
- * shape where the rule (lib/tuning.ts tunedParams: the winner's speed, or a trial's, times the
- * share of its last wave it fills) picks another tile than the search's winner, the pick rests on
- * an estimate; this times both, each validated against float64 first, for 11's and 12's tuned
- * kernels, so the estimate can be checked against measurement.
+ * The per-shape rule's picks timed against the searched winner (lab: not part of the product). At
+ * a shape where the rule (lib/tuning.ts tunedParams: a trial's speed where the search timed it at
+ * that shape, else its first-shape speed times the share of its waves its grid fills) picks
+ * another tile than the search's winner, the pick may rest on an estimate; this times both, each
+ * validated against float64 first, for 11's, 12's and 14's tuned kernels, so the rule can be
+ * checked against measurement, on shapes the search never saw as well as its own.
  *   deno run -A lab/rule_picks.ts --out FILE [--shapes 1024x1024x1024,4097x4097x4097,...]
  */
 import { acquireGpu } from "../lib/gpu.ts";
@@ -35,7 +36,7 @@ const record = {
   source: "lab/rule_picks.ts: runKernel with explicit parameters (validated, then timed)",
   rows,
 };
-for (const name of ["autotune", "generated"]) {
+for (const name of ["autotune", "generated", "f16"]) {
   const spec = findKernel(name)!;
   const winner = tunedParams(gpu.summary, name);
   if (!winner) throw new Error(`no tuning record for ${name} on ${gpu.summary.description}`);

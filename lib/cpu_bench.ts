@@ -97,6 +97,54 @@ export function bestBlock(sweep: readonly SweepRow[], n: number): SweepRow | und
     );
 }
 
+/** The threaded rung at one thread count (a row of the thread sweep). */
+export interface ThreadSweepRow extends CpuResult {
+  threads: number;
+}
+
+/**
+ * Thread counts worth timing on this machine: powers of two up to its logical cores, with the
+ * physical core count and the logical count themselves.
+ */
+export function threadCounts(machine: CpuMachine = cpuHost()): number[] {
+  const counts = new Set<number>();
+  for (let t = 1; t < machine.logicalCores; t *= 2) counts.add(t);
+  if (machine.physicalCores) counts.add(machine.physicalCores);
+  counts.add(machine.logicalCores);
+  return [...counts].sort((a, b) => a - b);
+}
+
+/**
+ * The threaded rung (WebAssembly SIMD, rows of C split over workers) at each thread count and
+ * size, each row validated before it is timed: how speed grows with cores, and where it stops.
+ */
+export async function sweepThreads(
+  sizes: readonly number[],
+  counts: readonly number[] = threadCounts(),
+  opts: CpuRunOptions = {},
+): Promise<ThreadSweepRow[]> {
+  const threaded = CPU_LADDER.find((s) => s.id === "threads")!;
+  const rows: ThreadSweepRow[] = [];
+  for (const threads of counts) {
+    const pool = await CpuThreads.start(threads);
+    try {
+      for (const n of sizes) {
+        const row: ThreadSweepRow = {
+          id: threaded.id,
+          impl: threaded.title,
+          threads,
+          ...await measureCpu(threaded.matmul(pool)!, { m: n, k: n, n }, opts),
+        };
+        rows.push(row);
+        await opts.onRow?.(row);
+      }
+    } finally {
+      pool.close();
+    }
+  }
+  return rows;
+}
+
 export interface CpuSuiteOptions extends CpuRunOptions {
   /** Square sizes, ascending (default 256, 512, 1024, 2048). */
   sizes?: number[];
@@ -128,15 +176,13 @@ export interface CpuSuite {
 export async function runCpuSuite(opts: CpuSuiteOptions = {}): Promise<CpuSuite> {
   const sizes = opts.sizes ?? [256, 512, 1024, 2048];
   const steps = CPU_LADDER.filter((s) => !opts.steps || opts.steps.includes(s.id));
-  const caches = cacheSizes();
   const cpu: CpuRecord = {
-    machine: cpuMachine(),
+    machine: cpuHost(),
     impls: [],
     sweep: [],
     model: cpuModelRows(sizes),
     notes: [],
   };
-  cpu.machine.caches = caches;
   cpu.machine.blocks = defaultBlocks();
   cpu.machine.relaxedSimd = hasRelaxedSimd();
   const peers: PeerResult[] = [];
@@ -201,13 +247,14 @@ export async function runCpuSuite(opts: CpuSuiteOptions = {}): Promise<CpuSuite>
   return { cpu, peers };
 }
 
-/** This machine's CPU model, core count and load (from /proc where readable). */
-function cpuMachine(): CpuMachine {
+/** This machine's CPU model, core counts, caches and load (from lscpu, getconf and uptime). */
+export function cpuHost(): CpuMachine {
   const machine: CpuMachine = {
     model: "unknown",
     logicalCores: navigator.hardwareConcurrency,
     v8: Deno.version.v8,
     threads: 1,
+    caches: cacheSizes(),
   };
   // Deno reads /proc only with --allow-all, so the model comes from lscpu and the load from
   // uptime (each with --allow-run); without them both stay unknown.

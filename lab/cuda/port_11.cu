@@ -3,13 +3,16 @@
 // registers, one barrier per tile) or by the path WGSL takes to the GPU (naga's SPIR-V, then the
 // Vulkan driver's compiler)? Same tiles, same workgroup-memory layout (A transposed, B as is),
 // same thread mapping, same launch order; nvcc instead of naga + the driver. The ABLATE bits are
-// those of `lab/probe_kernels.ts --ablate`, so the two decompositions line up.
+// those of `lab/probe_kernels.ts --ablate`, so the two decompositions line up. Two more bits
+// follow 10's control kernels (kernels/10_double_buffer): one copy of each tile, and the next
+// tile stored before the multiply-adds, so Nsight can count what each costs in stalls.
 //
 // Aligned sizes only (M % BM, N % BN, K % BK == 0): the port skips 11's edge handling.
 // Build and run on the GPU host (lab/cuda/run_port.sh does both and keeps the SASS):
 //   nvcc -O3 -arch=sm_90 -Xptxas -v -o port_11 lab/cuda/port_11.cu \
 //     -L/usr/local/cuda-13.0/targets/x86_64-linux/lib -l:libcublas.so.13
-//   ./port_11 4096
+//   ./port_11 4096          # 11's configurations
+//   ./port_11 4096 ten      # 10's tile and its controls
 #include "cuda_lab.h"
 
 #include <algorithm>
@@ -17,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 // The cuBLAS entry points used here, declared by hand: the GPU host has the library, not the
@@ -33,12 +37,19 @@ const int CUBLAS_OP_N = 0, CUBLAS_DEFAULT_MATH = 0;
 // Two more add what the WGSL path adds around memory accesses: 16 clamps every shared-memory
 // index (and vector component) to its array, as naga does for every dynamic index; 32 clamps
 // every global index to the buffer's length and keeps 11's explicit bounds select on the loads.
-template <int BM, int BN, int BK, int TN, int GROUP_M, int ABLATE>
-__global__ void __launch_bounds__((BM / 8) * (BN / TN))
+// 64 keeps one copy of each tile (10's BUFFERS 1): a second barrier per tile, so no invocation
+// overwrites it while another still reads it. 128 stores the next tile before this tile's
+// multiply-adds (10's STASH_FIRST 1): its loads are still issued together, but their wait is no
+// longer hidden behind the multiply-adds. 64 and 128 together: 09's order (load, store, barrier,
+// multiply-adds, barrier), nothing in flight across the multiply-adds. WGS_PER_SM > 1 holds
+// registers to what that many resident workgroups leave (10's tile: 2, as the Vulkan driver's 117
+// registers allow), so a control's occupancy does not change with nvcc's register choice.
+template <int BM, int BN, int BK, int TN, int GROUP_M, int ABLATE, int PAD = 0, int WGS_PER_SM = 1>
+__global__ void __launch_bounds__((BM / 8) * (BN / TN), WGS_PER_SM)
     port11(const float4* __restrict__ A, const float4* __restrict__ B, float* __restrict__ C,
            int M, int K, int N) {
   constexpr int THREADS = (BM / 8) * (BN / TN);
-  constexpr int AS = BM / 4;  // PAD 0, as in 11's fastest point
+  constexpr int AS = BM / 4 + PAD;  // 11's fastest point: PAD 0; 10's default: 1
   constexpr int LA = BM * BK / 4 / THREADS;
   constexpr int LB = BK * BN / 4 / THREADS;
   constexpr int A_TILE = BK * AS;
@@ -47,6 +58,7 @@ __global__ void __launch_bounds__((BM / 8) * (BN / TN))
   __shared__ float4 Bs[2 * B_TILE];
 
   constexpr bool CLAMP_SHARED = ABLATE & 16, CLAMP_GLOBAL = ABLATE & 32;
+  constexpr bool ONE_COPY = ABLATE & 64, STORE_FIRST = ABLATE & 128;
   // naga's policy for a dynamic index: min(index, length - 1), unsigned.
   auto inShared = [](int i, int length) {
     return CLAMP_SHARED ? int(min(unsigned(i), unsigned(length - 1))) : i;
@@ -118,14 +130,7 @@ __global__ void __launch_bounds__((BM / 8) * (BN / TN))
     for (int l = 0; l < LB; l++) Bs[inShared(buf * B_TILE + tid + l * THREADS, 2 * B_TILE)] = sb[l];
   };
 
-  const int tiles = K / BK;
-  if (!(ABLATE & 2)) fetch(0);
-  stash(0);
-  __syncthreads();
-  for (int t = 0; t < tiles; t++) {
-    const int cur = t % 2;
-    const bool hasNext = t + 1 < tiles;
-    if (hasNext && !(ABLATE & 2)) fetch((t + 1) * BK);
+  auto multiply = [&](int cur) {
 #pragma unroll
     for (int p = 0; p < BK; p++) {
       const int q = (ABLATE & 8) ? 0 : p;
@@ -147,8 +152,32 @@ __global__ void __launch_bounds__((BM / 8) * (BN / TN))
           acc[i][j].w += av[i] * b[j].w;
         }
     }
-    if (hasNext) stash(1 - cur);
-    if (!(ABLATE & 4)) __syncthreads();
+  };
+
+  const int tiles = K / BK;
+  if (ONE_COPY && STORE_FIRST) {
+    // 09's order: each tile loaded and stored, then used; nothing in flight across the FMAs.
+    for (int t = 0; t < tiles; t++) {
+      fetch(t * BK);
+      stash(0);
+      __syncthreads();
+      multiply(0);
+      __syncthreads();
+    }
+  } else {
+    if (!(ABLATE & 2)) fetch(0);
+    stash(0);
+    __syncthreads();
+    for (int t = 0; t < tiles; t++) {
+      const int cur = ONE_COPY ? 0 : t % 2, next = ONE_COPY ? 0 : 1 - cur;
+      const bool hasNext = t + 1 < tiles;
+      if (hasNext && !(ABLATE & 2)) fetch((t + 1) * BK);
+      if (STORE_FIRST && hasNext) stash(next);
+      multiply(cur);
+      if (ONE_COPY) __syncthreads();
+      if (!STORE_FIRST && hasNext) stash(next);
+      if (!(ABLATE & 4)) __syncthreads();
+    }
   }
   const int r0 = m0 + a0At * 4, r1 = m0 + a1At * 4;
 #pragma unroll
@@ -165,13 +194,13 @@ struct Timing {
   float median, min, max;
 };
 
-template <int BM, int BN, int BK, int TN, int ABLATE>
+template <int BM, int BN, int BK, int TN, int ABLATE, int GROUP_M = 8, int PAD = 0,
+          int WGS_PER_SM = 1>
 Timing timeKernel(const float* A, const float* B, float* C, int n, int reps) {
   const dim3 grid(n / BN, n / BM), block((BM / 8) * (BN / TN));
   auto launch = [&] {
-    port11<BM, BN, BK, TN, 8, ABLATE><<<grid, block>>>(reinterpret_cast<const float4*>(A),
-                                                        reinterpret_cast<const float4*>(B), C, n,
-                                                        n, n);
+    port11<BM, BN, BK, TN, GROUP_M, ABLATE, PAD, WGS_PER_SM><<<grid, block>>>(
+        reinterpret_cast<const float4*>(A), reinterpret_cast<const float4*>(B), C, n, n, n);
   };
   const std::vector<float> ms = eventTimes(launch, 20, reps);
   return {ms[ms.size() / 2], ms.front(), ms.back()};
@@ -197,6 +226,7 @@ double sampledError(const std::vector<float>& a, const std::vector<float>& b,
 
 int main(int argc, char** argv) {
   const int n = argc > 1 ? std::atoi(argv[1]) : 4096;
+  const bool ten = argc > 2 && std::string(argv[2]) == "ten";
   const int reps = 50;
   const double flop = 2.0 * n * n * n;
   std::vector<float> a(size_t(n) * n), b(size_t(n) * n), c(size_t(n) * n);
@@ -247,11 +277,25 @@ int main(int argc, char** argv) {
       std::exit(1);
     }
   };
-#define RUN(BM, BN, BK, TN, ABL, label)                                                    \
-  do {                                                                                     \
-    CHECK(cudaMemset(dC, 0xff, bytes));                                                    \
-    report(label, timeKernel<BM, BN, BK, TN, ABL>(dA, dB, dC, n, reps), (ABL & 15) == 0);         \
+#define RUN(BM, BN, BK, TN, ABL, label)                                                      \
+  do {                                                                                       \
+    CHECK(cudaMemset(dC, 0xff, bytes));                                                      \
+    report(label, timeKernel<BM, BN, BK, TN, ABL>(dA, dB, dC, n, reps), (ABL & 15) == 0);    \
   } while (0)
+  // 10's tile and launch order (128 x 128 x 8, 8 columns per invocation, PAD 1, no grouping),
+  // two workgroups per SM as in the WGSL kernel.
+#define RUN10(ABL, label)                                                                    \
+  do {                                                                                       \
+    CHECK(cudaMemset(dC, 0xff, bytes));                                                      \
+    report(label, timeKernel<128, 128, 8, 8, ABL, 1, 1, 2>(dA, dB, dC, n, reps), true);        \
+  } while (0)
+  if (ten) {
+    RUN10(192, "port of 10 at 128x128x8: 09's order");
+    RUN10(64, "port of 10 at 128x128x8: prefetch, one copy");
+    RUN10(128, "port of 10 at 128x128x8: two copies, stored first");
+    RUN10(0, "port of 10 at 128x128x8: double buffered (10)");
+    return 0;
+  }
   RUN(128, 256, 16, 16, 0, "port 128x256x16 TN16: whole kernel");
   RUN(128, 256, 16, 16, 1, "port 128x256x16 TN16: no global loads");
   RUN(128, 256, 16, 16, 2, "port 128x256x16 TN16: nothing staged");

@@ -2,8 +2,10 @@
  * Nsight Compute's counts for lab/cuda/port_11.cu's kernels, one CSV per variant (written by
  * lab/cuda/run_port_counters.sh), as one record: per variant the time of the profiled launch,
  * warp instructions issued per warp-wide FMA, and the stall reasons (cycles a warp waited, per
- * instruction issued), by reason. For notebook 12: what index clamps cost in issued instructions
- * and in waiting, on the CUDA port where Nsight can count (WebGPU cannot).
+ * instruction issued), by reason, with the registers and achieved occupancy; and the port's own
+ * validated times (port.txt, beside cuBLAS). For notebook 12: what index clamps cost in issued
+ * instructions and in waiting; for 10: what each of its controls waits on. On the CUDA port,
+ * where Nsight can count (WebGPU cannot).
  *
  *   deno run --allow-read --allow-write lab/cuda/record_port_counters.ts --out FILE \
  *     --device NAME --driver VERSION --date ISO --commit SHA DIR
@@ -38,6 +40,8 @@ for await (const entry of Deno.readDir(dir)) {
     warpInstructions: get("smsp__inst_executed.sum"),
     ffmaThreadInstructions: ffmaThreads,
     instructionsPerFma: get("smsp__inst_executed.sum") / (ffmaThreads / 32),
+    registers: m.get("launch__registers_per_thread"),
+    achievedOccupancyPct: m.get("sm__warps_active.avg.pct_of_peak_sustained_active"),
     stallsPerIssue: Object.fromEntries(
       [...m].flatMap(([name, v]) => {
         const reason = name.match(STALL);
@@ -47,6 +51,22 @@ for await (const entry of Deno.readDir(dir)) {
   });
 }
 variants.sort((a, b) => a.variant.localeCompare(b.variant));
+
+// The port's own lines: "<label>  <ms> ms  <GFLOP/s> GFLOP/s  <ratio> cuBLAS  err <e> ...".
+const LINE = /^(.+?)\s+([\d.]+) ms\s+(\d+) GFLOP\/s\s+([\d.]+) cuBLAS\s+(?:err )?(\S+)/;
+const timed = (await Deno.readTextFile(`${dir}/port.txt`).catch(() => "")).split("\n")
+  .flatMap((line) => {
+    const t = line.match(LINE);
+    return t
+      ? [{
+        label: t[1].trim(),
+        medianMs: Number(t[2]),
+        gflops: Number(t[3]),
+        ofCublas: Number(t[4]),
+        relErr: Number(t[5]),
+      }]
+      : [];
+  });
 const record = {
   schema: 1,
   device,
@@ -54,8 +74,10 @@ const record = {
   date,
   commit,
   source: "lab/cuda/port_11.cu (nvcc -O3 -arch=sm_90) at 4096, one launch per variant after 20 " +
-    "warm-up launches, profiled by Nsight Compute (lab/cuda/run_port_counters.sh, clocks left alone)",
+    "warm-up launches, profiled by Nsight Compute (lab/cuda/run_port_counters.sh, clocks left " +
+    "alone); timed: the port's medians of 50 launches, each variant validated (sampled float64)",
   variants,
+  timed,
 };
 await Deno.writeTextFile(out, JSON.stringify(record, null, 1) + "\n");
 console.log(`${out}: ${variants.length} variants`);

@@ -4,7 +4,7 @@
  */
 import { peerLabel } from "../../charts/common.ts";
 import type { CpuLadderBar, CpuSweepRow } from "../../charts/cpu.ts";
-import type { CpuSuite } from "../../cpu_bench.ts";
+import type { CpuSuite, ThreadSweepRow } from "../../cpu_bench.ts";
 import { CPU_LADDER } from "../../cpu_ladder.ts";
 import type { Shape } from "../../matrix.ts";
 import { type CpuMachine, loadRecord, type RunRecord, type SweepRow } from "../../record.ts";
@@ -42,6 +42,62 @@ export async function showSweep(rows: SweepRow[]): Promise<void> {
     ]),
     "The packed kernel's block size, one core (block 0 = one block spanning the matrix); " +
       "GFLOP/s from each point's fastest call",
+  );
+}
+
+/** A machine's cores and caches in one line ("48 KiB L1d and 2 MiB L2 per core, 300 MiB L3"). */
+export function hostLine(machine: CpuMachine): string {
+  const size = (bytes: number) =>
+    bytes >= 1 << 20 ? `${+(bytes / (1 << 20)).toFixed(1)} MiB` : `${Math.round(bytes / 1024)} KiB`;
+  const cores = `${machine.logicalCores} logical cores` +
+    (machine.physicalCores ? ` on ${machine.physicalCores} physical` : "");
+  const c = machine.caches;
+  const caches = c
+    ? `; ${size(c.l1d)} L1d and ${size(c.l2)} L2 per core, ${size(c.l3)} L3 (${c.source})`
+    : "";
+  return `${machine.model}, ${cores}${caches}`;
+}
+
+/**
+ * The thread sweep as a table: each thread count's speed, its gain over one thread, and that
+ * gain per thread (1 = every added thread as fast as the first).
+ */
+export async function showThreadSweep(
+  rows: readonly ThreadSweepRow[],
+  machine: CpuMachine,
+): Promise<void> {
+  const gflops = (r: ThreadSweepRow) => fastestGflops(r);
+  const one = (n: number) => gflops(rows.find((r) => r.threads === 1 && r.n === n)!);
+  await showTable(
+    [
+      "N",
+      "threads",
+      "validated",
+      "rel. error",
+      "fastest ms",
+      "GFLOP/s",
+      "x 1 thread",
+      "per thread",
+      "spread, calls",
+    ],
+    rows.map((r) => {
+      const g = gflops(r), base = one(r.n);
+      const gain = g && base ? g / base : undefined;
+      return [
+        r.n,
+        r.threads,
+        r.validated,
+        r.relErr,
+        r.minMs,
+        g,
+        gain,
+        gain && gain / r.threads,
+        spreadCell(r),
+      ];
+    }),
+    `The threaded rung at each thread count, on ${
+      hostLine(machine)
+    }; GFLOP/s from each row's fastest call`,
   );
 }
 

@@ -246,3 +246,87 @@ export async function showCudaFmaCeilings(
       `(data/probes/${file})`,
   );
 }
+
+/** One variant of a CUDA port as lab/cuda/record_port_counters.ts records it. */
+interface PortVariant {
+  variant: string;
+  durationMs: number;
+  instructionsPerFma: number;
+  registers?: number;
+  achievedOccupancyPct?: number;
+  /** Cycles a warp waited per instruction issued, by Nsight Compute's stall reason. */
+  stallsPerIssue: Record<string, number>;
+}
+
+/** What each stall reason means, in the words the tables use. */
+const STALL_COLUMNS: [string, string][] = [
+  ["barrier", "barrier"],
+  ["long_scoreboard", "global loads (long scoreboard)"],
+  ["short_scoreboard", "workgroup memory (short scoreboard)"],
+  ["mio_throttle", "memory queue full (MIO throttle)"],
+  ["not_selected", "ready, not picked"],
+];
+
+/**
+ * A CUDA port's variants under Nsight Compute (lab/cuda/run_port_counters.sh): the port's own
+ * validated time, instructions per FMA, registers and occupancy, and the cycles its warps waited
+ * per instruction issued, by reason, against the first variant.
+ */
+export async function showPortStalls(
+  file: string,
+  labels: Record<string, string>,
+): Promise<void> {
+  const record = await readJsonIfPresent<{
+    device: string;
+    driver: string;
+    date: string;
+    commit: string;
+    variants: PortVariant[];
+    timed?: { label: string; medianMs: number; gflops: number; relErr: number }[];
+  }>(new URL(`../../../data/probes/${file}`, import.meta.url));
+  if (!record) {
+    await showNote(`No port counters are committed (\`data/probes/${file}\`).`);
+    return;
+  }
+  const variants = Object.keys(labels).map((v) => {
+    const found = record.variants.find((r) => r.variant === v);
+    if (!found) throw new Error(`${file} has no variant ${v}`);
+    return found;
+  });
+  const timedAs = (label: string) => record.timed?.find((t) => t.label.endsWith(label));
+  const base = timedAs(labels[variants[0].variant]);
+  const total = (v: PortVariant) =>
+    Object.entries(v.stallsPerIssue)
+      .filter(([reason]) => reason !== "selected").reduce((sum, [, x]) => sum + x, 0);
+  await showTable(
+    [
+      "variant",
+      "GFLOP/s",
+      `x ${labels[variants[0].variant]}`,
+      "rel. error",
+      "registers",
+      "occupancy %",
+      "instructions per FMA",
+      "stall cycles per instruction",
+      ...STALL_COLUMNS.map(([, title]) => title),
+    ],
+    variants.map((v) => {
+      const t = timedAs(labels[v.variant]);
+      return [
+        labels[v.variant],
+        t?.gflops,
+        t && base ? t.gflops / base.gflops : undefined,
+        t?.relErr,
+        v.registers,
+        v.achievedOccupancyPct,
+        v.instructionsPerFma,
+        total(v),
+        ...STALL_COLUMNS.map(([reason]) => v.stallsPerIssue[reason]),
+      ];
+    }),
+    `${record.device} (driver ${record.driver}), ${record.date.slice(0, 10)}, commit ` +
+      `${record.commit}: the CUDA port at 4096, each variant validated (sampled float64), timed ` +
+      `(median of 50 launches), then one launch profiled by Nsight Compute; stall cycles per ` +
+      `instruction issued, by reason, excluding the issue cycle itself (data/probes/${file})`,
+  );
+}
