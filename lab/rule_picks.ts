@@ -1,10 +1,9 @@
 /**
  * The per-shape rule's picks timed against the searched winner (lab: not part of the product). At
- * a shape where the rule (lib/tuning.ts tunedParams: a trial's speed where the search timed it at
- * that shape, else its first-shape speed times the share of its waves its grid fills) picks
- * another tile than the search's winner, the pick may rest on an estimate; this times both, each
- * validated against float64 first, for 11's, 12's and 14's tuned kernels, so the rule can be
- * checked against measurement, on shapes the search never saw as well as its own.
+ * a shape where the rule (lib/tuning.ts tunedParams: a trial's speed at the search's first shape
+ * times the share of its waves its grid fills) picks another tile than the search's winner, the
+ * pick rests on an estimate; this times both, each validated against float64 first, for 11's,
+ * 12's and 14's tuned kernels, on shapes the search never saw as well as its own.
  *   deno run -A lab/rule_picks.ts --out FILE [--shapes 1024x1024x1024,4097x4097x4097,...]
  */
 import { acquireGpu } from "../lib/gpu.ts";

@@ -237,26 +237,15 @@ const tilesOf = (s: Shape, p: Params) => Math.ceil(s.m / p.BM) * Math.ceil(s.n /
 export const waveFill = (workgroups: number, sms: number): number =>
   workgroups / (Math.ceil(workgroups / sms) * sms);
 
-/** Whether two shapes are the same problem size. */
-const sameShape = (a: Shape, b: Shape) => a.m === b.m && a.k === b.k && a.n === b.n;
-
-/** A trial's validated speed where the search measured it at `shape`, if it did. */
-function measuredAt(record: TuningRecord, t: TuningTrial, shape: Shape): number | undefined {
-  if (sameShape(t.shape ?? record.shape, shape)) return t.validated ? t.gflops : undefined;
-  const there = t.others?.find((o) => sameShape(o.shape, shape));
-  return there?.validated ? there.gflops : undefined;
-}
-
 /**
  * The parameters tuned for `kernel` (a step name; an id is matched by its name) on this device
  * (or on the nearest saved device, tuningFor), or undefined (no tuning saved, or it was saved
  * for another kernel) to use the kernel's defaults. Without `shape`, the winner: the best over
  * all the search's shapes, small and odd ones included. With `shape`, the point of the search
- * expected fastest there. A point the search timed at that very shape is judged by that time;
- * any other by an estimate: its speed at the search's first shape times the share of its waves
- * its grid would fill at `shape` (a wave: one workgroup per SM). A big tile on a grid too small
- * to fill the SMs leaves them idle, so small grids get smaller tiles; on grids that fill the GPU
- * the first shape's ranking holds. Ties go to the winner.
+ * expected fastest there: its speed at the search's first shape times the share of its waves its
+ * grid would fill at `shape` (a wave: one workgroup per SM). A big tile on a grid too small to
+ * fill the SMs leaves them idle, so small grids get smaller tiles; on grids that fill the GPU the
+ * first shape's ranking holds. Ties go to the winner.
  */
 export function tunedParams(
   device: DeviceSummary,
@@ -268,13 +257,12 @@ export function tunedParams(
   const { record } = found;
   if (!shape) return record.best.params;
   const sms = deviceModel(device, record).sms;
-  const expected = (t: TuningTrial) =>
-    measuredAt(record, t, shape) ??
-      (t.validated && t.gflops ? t.gflops * waveFill(tilesOf(shape, t.params), sms) : 0);
+  const expected = (p: Params, gflops: number) => gflops * waveFill(tilesOf(shape, p), sms);
   let pick = record.best.params;
-  let best = expected(record.best);
+  let best = expected(pick, record.best.gflops ?? 0);
   for (const t of record.trials) {
-    const e = expected(t);
+    if (!t.validated || !t.gflops) continue;
+    const e = expected(t.params, t.gflops);
     if (e > best) [pick, best] = [t.params, e];
   }
   return pick;

@@ -603,34 +603,6 @@ Deno.test("tuned parameters: the search's point expected fastest at the shape (i
   }
 });
 
-Deno.test("tuned parameters: a speed the search timed at the shape beats its wave-fill estimate", async () => {
-  const device = testDevice();
-  const big = { BM: 128, BN: 256, BK: 16, PAD: 0, TN: 16, GROUP_M: 8 };
-  const robust = { BM: 64, BN: 128, BK: 8, PAD: 0, TN: 8, GROUP_M: 8 };
-  // By estimate, robust is expected faster here (28 500 against 27 000 on 64 SMs).
-  const odd = { m: 2304, k: 512, n: 2304 };
-  const timedThere = (validated: boolean, gflops: number) => {
-    const record = savedSearch(device, robust, big);
-    record.trials[0].others = [{ shape: odd, validated, gflops }];
-    return record;
-  };
-  const url = await saveTuning(timedThere(true, 29000));
-  try {
-    assert.deepEqual(tunedParams(device, "autotune", odd), big, "timed at 29 000 there");
-    await saveTuning(timedThere(true, 26000));
-    assert.deepEqual(tunedParams(device, "autotune", odd), robust, "timed below robust's estimate");
-    await saveTuning(timedThere(false, 40000));
-    assert.deepEqual(
-      tunedParams(device, "autotune", odd),
-      robust,
-      "an invalid time counts for nothing",
-    );
-    assert.deepEqual(tunedParams(device, "autotune", { m: 1024, k: 1024, n: 1024 }), robust);
-  } finally {
-    await Deno.remove(new URL(".", url), { recursive: true });
-  }
-});
-
 Deno.test(
   "autotune over several shapes: the shortlist's geometric mean picks the winner",
   gpuTest,
