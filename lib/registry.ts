@@ -26,6 +26,8 @@ export { launchModel, naiveModel, tiledModel } from "./steps/launch.ts";
 export const KERNELS: KernelSpec[] = [
   naive.step,
   coalesce.step,
+  coalesce.unrolled,
+  coalesce.unrolledRows,
   tiled.step,
   tiled.noRawBarrier,
   tiled.noWarBarrier,
