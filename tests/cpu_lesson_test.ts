@@ -1,6 +1,6 @@
 /**
  * Notebook 01's CPU ladder: each rung's and peer's GFLOP/s from its fastest call, recorded and
- * live side by side, and the chart that draws them on a log axis.
+ * live side by side, the chart that draws them on a log axis, and the thread sweep's table.
  */
 import assert from "node:assert/strict";
 import { cpuLadderChart } from "../lib/charts/cpu.ts";
@@ -8,8 +8,10 @@ import {
   cpuLadderBars,
   loadCpuRecord,
   showCpuLadderRun,
+  showThreadSweep,
   sweepPoints,
 } from "../lib/notebook/lessons/cpu.ts";
+import { threadCounts } from "../lib/cpu_bench.ts";
 import type { SweepRow } from "../lib/record.ts";
 import { chartSvg } from "../lib/render.ts";
 
@@ -86,4 +88,59 @@ Deno.test("sweep points: validated rows only, GFLOP/s from the fastest call", ()
   assert.deepEqual(sweepPoints([row(0, 2), row(8, 1, false)]), [
     { n: 100, block: 0, gflops: 2 * 100 ** 3 / 2 / 1e6 },
   ]);
+});
+
+Deno.test("thread counts: powers of two up to the logical cores, the physical count among them", () => {
+  const host = (logicalCores: number, physicalCores?: number) => ({
+    model: "test",
+    logicalCores,
+    physicalCores,
+    v8: "",
+    threads: 1,
+  });
+  assert.deepEqual(threadCounts(host(64, 64)), [1, 2, 4, 8, 16, 32, 64]);
+  assert.deepEqual(threadCounts(host(16, 8)), [1, 2, 4, 8, 16]);
+  assert.deepEqual(threadCounts(host(12, 6)), [1, 2, 4, 6, 8, 12]);
+  assert.deepEqual(threadCounts(host(1)), [1]);
+});
+
+Deno.test("thread sweep table: each count's gain over one thread, and that gain per thread", async () => {
+  const row = (n: number, threads: number, minMs: number) => ({
+    id: "threads",
+    impl: "SIMD, all cores",
+    timer: "performance.now (CPU)",
+    threads,
+    m: n,
+    k: n,
+    n,
+    validated: true,
+    relErr: 5e-7,
+    seed: 1,
+    minMs,
+    medianMs: minMs * 1.1,
+    maxMs: minMs * 1.2,
+    reps: 10,
+  });
+  const printed: string[] = [];
+  const log = console.log;
+  console.log = (text: string) => printed.push(text);
+  try {
+    await showThreadSweep([row(1024, 1, 80), row(1024, 4, 25)], {
+      model: "Test Xeon",
+      logicalCores: 4,
+      physicalCores: 2,
+      v8: "",
+      threads: 4,
+      caches: { l1d: 48 * 1024, l2: 2 << 20, l3: 300 << 20, source: "getconf" },
+    });
+  } finally {
+    console.log = log;
+  }
+  const table = printed.join("\n");
+  assert.match(
+    table,
+    /Test Xeon, 4 logical cores on 2 physical; 48 KiB L1d and 2 MiB L2 per core, 300 MiB L3 \(getconf\)/,
+  );
+  // 80 / 25 = 3.2x over one thread, 0.8 per thread.
+  assert.match(table, /^1,024\s+4\s+true\s+\S+\s+25\s+\S+\s+3\.2\s+0\.8\s/m);
 });

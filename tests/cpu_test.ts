@@ -14,7 +14,13 @@ import {
   naiveMatmul,
   timeCpu,
 } from "../lib/cpu.ts";
-import { bestBlock, measureCpu, runCpuSuite, sweepBlockSizes } from "../lib/cpu_bench.ts";
+import {
+  bestBlock,
+  measureCpu,
+  runCpuSuite,
+  sweepBlockSizes,
+  sweepThreads,
+} from "../lib/cpu_bench.ts";
 import { CPU_LADDER } from "../lib/cpu_ladder.ts";
 import {
   blocksFor,
@@ -295,4 +301,14 @@ Deno.test("cpu: blocked is at least 6x naive ijk at N = 1024 (one core)", async 
       `${blockedGflops.toFixed(2)} GFLOP/s, ratio ${ratio.toFixed(1)}x`,
   );
   assert.ok(ratio >= 6, `blocked/naive = ${ratio.toFixed(2)}, want >= 6`);
+});
+
+Deno.test("thread sweep: the threaded rung at each count and size, each row validated first", async () => {
+  const rows = await sweepThreads([48, 67], [1, 3], { reps: 2, budgetMs: 200 });
+  assert.deepEqual(rows.map((r) => [r.threads, r.n]), [[1, 48], [1, 67], [3, 48], [3, 67]]);
+  for (const r of rows) {
+    assert.ok(r.validated, `${r.threads} threads at ${r.n}: ${r.error ?? r.relErr}`);
+    assert.equal(r.id, "threads");
+    assert.ok(r.minMs! > 0 && r.reps! >= 1);
+  }
 });

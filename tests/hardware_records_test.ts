@@ -2,12 +2,14 @@
  * The hardware records the notebooks read beside their timings: the driver's register counts
  * (data/driver/) and the CUDA ports' counters (data/counters/). Each record reads through its
  * module, holds only validated measurements, and names what the notebooks ask of it; the counters'
- * writer (lab/cuda/record_counters.ts) reads Nsight Compute's CSV as the records were written.
+ * writers (lab/cuda/record_counters.ts, record_port_counters.ts) read Nsight Compute's CSV as the
+ * records were written.
  */
 import assert from "node:assert/strict";
 import { loadDriverRecord, localMemoryBytes } from "../lib/driver_registers.ts";
 import { loadCounterRecord } from "../lib/memory_counters.ts";
 import { KERNELS } from "../lib/registry.ts";
+import { showPortStalls } from "../lib/notebook/lessons/hardware.ts";
 
 const root = new URL("../", import.meta.url);
 
@@ -99,4 +101,67 @@ Deno.test("record_counters.ts reads Nsight Compute's raw CSV, ptxas and the time
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("record_port_counters.ts reads Nsight Compute's stall reasons and the port's own times", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const out = `${dir}/port.json`;
+    const run = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--allow-read",
+        "--allow-write",
+        new URL("lab/cuda/record_port_counters.ts", root).pathname,
+        ...["--out", out, "--device", "NVIDIA H200", "--driver", "580.159.04"],
+        ...["--date", "2026-11-27T23:47:41Z", "--commit", "4798713"],
+        new URL("tests/fixtures/port_counters", root).pathname,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(run.code, 0, new TextDecoder().decode(run.stderr));
+    const record = JSON.parse(await Deno.readTextFile(out));
+    const [v] = record.variants;
+    assert.equal(v.variant, "d_double_buffered");
+    assert.equal(v.registers, 128);
+    // The values Nsight Compute printed for this launch.
+    assert.equal(v.stallsPerIssue.long_scoreboard, 0.07);
+    assert.equal(v.stallsPerIssue.barrier, 0.5);
+    assert.ok(v.instructionsPerFma > 1 && v.instructionsPerFma < 1.3, String(v.instructionsPerFma));
+    // cuBLAS and the four variants, each validated by the port (sampled float64 error).
+    assert.equal(record.timed.length, 5);
+    assert.equal(record.timed[4].label, "port of 10 at 128x128x8: double buffered (10)");
+    assert.equal(record.timed[4].gflops, 43948);
+    assert.ok(record.timed.every((t: { relErr: number }) => t.relErr < 1e-4));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the port's stall counts: every variant validated, stalls that add up, a table against the first", async () => {
+  const file = "nvidia-h200-2026-11-27-port10-stalls.json";
+  const record = JSON.parse(await Deno.readTextFile(new URL(`data/probes/${file}`, root)));
+  assert.equal(record.variants.length, 4);
+  for (const v of record.variants) {
+    assert.ok(v.registers <= 128, `${v.variant}: two workgroups per SM need at most 128 registers`);
+    assert.ok(Object.values(v.stallsPerIssue).every((x) => (x as number) >= 0));
+  }
+  assert.ok(record.timed.every((t: { relErr: number }) => t.relErr < 1e-4));
+  const printed: string[] = [];
+  const log = console.log;
+  console.log = (text: string) => printed.push(text);
+  try {
+    await showPortStalls(file, {
+      a_09_order: "09's order",
+      d_double_buffered: "double buffered (10)",
+    });
+  } finally {
+    console.log = log;
+  }
+  const table = printed.join("\n");
+  assert.match(table, /stall cycles per instruction/);
+  // The first variant is the baseline; the total leaves out the issuing warp ("selected").
+  assert.match(table, /^09's order\s+37,556\s+1\s/m);
+  assert.match(table, /^double buffered \(10\)\s+43,948\s+1\.17\s.*\s3\.83\s/m);
 });
