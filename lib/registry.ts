@@ -34,6 +34,7 @@ export const KERNELS: KernelSpec[] = [
   tiled.fourSums,
   tiled.oneSumByFour,
   tiled.steps,
+  tiled.writtenOut,
   blocktile1d.step,
   blocktile2d.step,
   blocktile2d.localArray,

@@ -113,3 +113,16 @@ export const steps: KernelSpec = {
     points: [1, 2, 4, 8, 16].map((STEPS) => ({ STEPS })),
   },
 };
+
+/**
+ * steps at STEPS = 16 written by hand (written_out.wgsl): a tile's 16 k steps as 16 lines, no
+ * inner loop left, whatever the driver does with a loop of fixed trip count. 16 x 16 tiles only.
+ */
+export const writtenOut: KernelSpec = {
+  ...oneSumByFour,
+  ...variantLayout(layout, "written_out", "written_out.wgsl"),
+  title: "Tiles, one sum, the k loop written out",
+  idea: "One sum, a tile's 16 k steps written as 16 lines: no inner loop at all.",
+  params: { TILE: 16 },
+  invalid: (p) => need([p.TILE === 16, "the k steps are written out for TILE = 16"]),
+};
