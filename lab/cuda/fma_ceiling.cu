@@ -9,7 +9,11 @@
 // y = 0.25 every chain converges to exactly 0.5 in f32 and in f16, so every thread's stored sum
 // has one exact expected value: the host checks all of them (the sink is poisoned with NaN first).
 //
-//   nvcc -O3 -arch=sm_90 -o fma_ceiling fma_ceiling.cu && ./fma_ceiling   # JSON lines
+// `./fma_ceiling sweep` also runs each with fewer chains and fewer resident blocks: if the rate
+// holds as both shrink toward the defaults, the defaults measure throughput, not latency.
+//
+//   nvcc -O3 -arch=sm_90 -o fma_ceiling fma_ceiling.cu && ./fma_ceiling [sweep]   # JSON lines
+#include <string>
 #include <cuda_fp16.h>
 
 #include <cmath>
@@ -18,7 +22,6 @@
 
 #include "cuda_lab.h"
 
-constexpr int CHAINS = 16;
 constexpr int ROUNDS = 8;
 constexpr int THREADS = 256;
 
@@ -49,7 +52,7 @@ struct F16x2 {
   __device__ static float sum(T a) { return __low2float(a) + __high2float(a); }
 };
 
-template <class Op>
+template <class Op, int CHAINS>
 __global__ void chains(float* sink, int iters, float xf, float yf) {
   using T = typename Op::T;
   const T x = Op::from(xf), y = Op::from(yf);
@@ -69,14 +72,16 @@ __global__ void chains(float* sink, int iters, float xf, float yf) {
   sink[blockIdx.x * THREADS + threadIdx.x] = s;
 }
 
-template <class Op>
-void measure(int sms) {
-  const int blocks = sms * 8, iters = 4096;
+// One kernel at CHAINS chains per thread and `perSm` blocks of THREADS per SM (8: 2048 threads,
+// every slot an SM has), validated, then timed.
+template <class Op, int CHAINS = 16>
+void measure(int sms, int perSm = 8) {
+  const int blocks = sms * perSm, iters = 4096;
   const size_t n = (size_t)blocks * THREADS;
   float* sink;
   CHECK(cudaMalloc(&sink, n * sizeof(float)));
   CHECK(cudaMemset(sink, 0xff, n * sizeof(float)));  // NaN: a thread that stores nothing fails
-  auto launch = [&] { chains<Op><<<blocks, THREADS>>>(sink, iters, 0.5f, 0.25f); };
+  auto launch = [&] { chains<Op, CHAINS><<<blocks, THREADS>>>(sink, iters, 0.5f, 0.25f); };
   launch();
   CHECK(cudaDeviceSynchronize());
   std::vector<float> out(n);
@@ -88,18 +93,30 @@ void measure(int sms) {
   const double median = ms[ms.size() / 2];
   const double flop = 2.0 * Op::lanes * CHAINS * ROUNDS * (double)iters * n;
   std::printf(
-      "{\"kernel\":\"%s\",\"validated\":%s,\"wrongThreads\":%zu,\"threads\":%zu,\"medianMs\":%.4f,"
-      "\"minMs\":%.4f,\"maxMs\":%.4f,\"tflops\":%.2f}\n",
-      Op::name, wrong ? "false" : "true", wrong, n, median, ms.front(), ms.back(),
+      "{\"kernel\":\"%s\",\"chains\":%d,\"blocksPerSm\":%d,\"validated\":%s,\"wrongThreads\":%zu,"
+      "\"threads\":%zu,\"medianMs\":%.4f,\"minMs\":%.4f,\"maxMs\":%.4f,\"tflops\":%.2f}\n",
+      Op::name, CHAINS, perSm, wrong ? "false" : "true", wrong, n, median, ms.front(), ms.back(),
       flop / (median * 1e-3) / 1e12);
   CHECK(cudaFree(sink));
 }
 
-int main() {
+template <class Op>
+void sweep(int sms) {
+  measure<Op, 2>(sms);
+  measure<Op, 4>(sms);
+  measure<Op, 8>(sms);
+  for (int perSm : {1, 2, 4}) measure<Op, 16>(sms, perSm);
+}
+
+int main(int argc, char** argv) {
   int sms;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   measure<F32>(sms);
   measure<F16>(sms);
   measure<F16x2>(sms);
+  if (argc > 1 && std::string(argv[1]) == "sweep") {
+    sweep<F32>(sms);
+    sweep<F16x2>(sms);
+  }
   return 0;
 }

@@ -13,6 +13,7 @@
 //     -L/usr/local/cuda-13.0/targets/x86_64-linux/lib -l:libcublas.so.13
 //   ./port_11 4096          # 11's configurations
 //   ./port_11 4096 ten      # 10's tile and its controls
+//   ./port_11 4096 tn       # 11's tile at TN 16 and 8, the k loop written out and kept
 #include "cuda_lab.h"
 
 #include <algorithm>
@@ -41,7 +42,9 @@ const int CUBLAS_OP_N = 0, CUBLAS_DEFAULT_MATH = 0;
 // overwrites it while another still reads it. 128 stores the next tile before this tile's
 // multiply-adds (10's STASH_FIRST 1): its loads are still issued together, but their wait is no
 // longer hidden behind the multiply-adds. 64 and 128 together: 09's order (load, store, barrier,
-// multiply-adds, barrier), nothing in flight across the multiply-adds. WGS_PER_SM > 1 holds
+// multiply-adds, barrier), nothing in flight across the multiply-adds. 256 keeps the k loop a
+// loop (one k step per trip), as the Vulkan driver keeps 11's, where nvcc writes it out: the
+// trips' own instructions then count as they do in WebGPU. WGS_PER_SM > 1 holds
 // registers to what that many resident workgroups leave (10's tile: 2, as the Vulkan driver's 117
 // registers allow), so a control's occupancy does not change with nvcc's register choice.
 template <int BM, int BN, int BK, int TN, int GROUP_M, int ABLATE, int PAD = 0, int WGS_PER_SM = 1>
@@ -59,6 +62,7 @@ __global__ void __launch_bounds__((BM / 8) * (BN / TN), WGS_PER_SM)
 
   constexpr bool CLAMP_SHARED = ABLATE & 16, CLAMP_GLOBAL = ABLATE & 32;
   constexpr bool ONE_COPY = ABLATE & 64, STORE_FIRST = ABLATE & 128;
+  constexpr int K_UNROLL = (ABLATE & 256) ? 1 : BK;
   // naga's policy for a dynamic index: min(index, length - 1), unsigned.
   auto inShared = [](int i, int length) {
     return CLAMP_SHARED ? int(min(unsigned(i), unsigned(length - 1))) : i;
@@ -131,7 +135,7 @@ __global__ void __launch_bounds__((BM / 8) * (BN / TN), WGS_PER_SM)
   };
 
   auto multiply = [&](int cur) {
-#pragma unroll
+#pragma unroll K_UNROLL
     for (int p = 0; p < BK; p++) {
       const int q = (ABLATE & 8) ? 0 : p;
       const float4 a0 = As[inShared(cur * A_TILE + q * AS + a0At, 2 * A_TILE)];
@@ -226,7 +230,7 @@ double sampledError(const std::vector<float>& a, const std::vector<float>& b,
 
 int main(int argc, char** argv) {
   const int n = argc > 1 ? std::atoi(argv[1]) : 4096;
-  const bool ten = argc > 2 && std::string(argv[2]) == "ten";
+  const std::string set = argc > 2 ? argv[2] : "";
   const int reps = 50;
   const double flop = 2.0 * n * n * n;
   std::vector<float> a(size_t(n) * n), b(size_t(n) * n), c(size_t(n) * n);
@@ -289,7 +293,16 @@ int main(int argc, char** argv) {
     CHECK(cudaMemset(dC, 0xff, bytes));                                                      \
     report(label, timeKernel<128, 128, 8, 8, ABL, 1, 1, 2>(dA, dB, dC, n, reps), true);        \
   } while (0)
-  if (ten) {
+  if (set == "tn") {
+    // 11's winning tile at TN 16 and TN 8, the k loop written out (nvcc's way) and kept (the
+    // driver's): what TN 16 saves per FMA, with and without the loop's trips.
+    RUN(128, 256, 16, 16, 0, "port 128x256x16 TN16: k loop written out");
+    RUN(128, 256, 16, 16, 256, "port 128x256x16 TN16: k loop kept");
+    RUN(128, 256, 16, 8, 0, "port 128x256x16 TN8: k loop written out");
+    RUN(128, 256, 16, 8, 256, "port 128x256x16 TN8: k loop kept");
+    return 0;
+  }
+  if (set == "ten") {
     RUN10(192, "port of 10 at 128x128x8: 09's order");
     RUN10(64, "port of 10 at 128x128x8: prefetch, one copy");
     RUN10(128, "port of 10 at 128x128x8: two copies, stored first");
