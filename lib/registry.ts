@@ -44,6 +44,7 @@ export const KERNELS: KernelSpec[] = [
   vectorize.scalarLoadsFirst,
   vectorize.scalarReads,
   vectorize.loadsFirst,
+  vectorize.valueSelect,
   bankConflicts.step,
   subgroupTiling.step,
   subgroupTiling.loadsFirst,

@@ -106,3 +106,18 @@ export const loadsFirst: KernelSpec = {
   knob: undefined,
   demo: true,
 };
+
+/**
+ * The step with 06's bounds check (value_select.wgsl): the loaded value replaced by zero past the
+ * edge, instead of the load pointed at the zero after the data. Against the step only the check
+ * differs: its cost inside the ratios 07 takes against 06's kernels.
+ */
+export const valueSelect: KernelSpec = {
+  ...step,
+  ...variantLayout(layout, "value_select", "value_select.wgsl"),
+  title: "Vectorized, the value selected at the edges",
+  idea: "vectorize with blocktile_2d's bounds check: the loaded value is selected, not the address.",
+  space: undefined,
+  knob: undefined,
+  demo: true,
+};

@@ -1,0 +1,118 @@
+// vectorize with 06's bounds check (a control for 07): each tile element past M, N or K loads from
+// wherever its index points (WebGPU clamps the index into the buffer) and the loaded vec4 is then
+// replaced by zero, as blocktile_2d does, instead of the load being pointed at the zero vec4 after
+// the data. Against vectorize only the bounds check differs, so 07's ratios against 06's kernels
+// can be read with the check's cost known.
+
+struct Dims {
+  M: u32,
+  K: u32,
+  N: u32,
+  // Row stride of C: the real N (N is B's row length, padded when not a multiple of 4).
+  ldc: u32,
+}
+
+override BM: u32 = 128;
+override BN: u32 = 128;
+override BK: u32 = 8;
+override THREADS: u32 = (BM / 8u) * (BN / 8u);
+
+// Tile elements past M, N or K must load as zero: here the loaded value is selected.
+@group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> B: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> C: array<f32>;
+@group(0) @binding(3) var<uniform> dims: Dims;
+
+// As[k * BM/4 + m/4] holds A rows m..m+3 at column k; Bs[k * BN/4 + n/4] holds B row k,
+// columns n..n+3.
+var<workgroup> As: array<vec4<f32>, BK * BM / 4u>;
+var<workgroup> Bs: array<vec4<f32>, BK * BN / 4u>;
+
+// Four scalar stores: a row of the unpadded C need not start on a 16-byte boundary. They run
+// once per invocation, after the K loop, so they cost little next to the multiply-adds.
+fn store(row: u32, col: u32, v: vec4<f32>) {
+  if (row >= dims.M) {
+    return;
+  }
+  let at = row * dims.ldc + col;
+  if (col + 3u < dims.ldc) {
+    C[at] = v.x;
+    C[at + 1u] = v.y;
+    C[at + 2u] = v.z;
+    C[at + 3u] = v.w;
+    return;
+  }
+  if (col < dims.ldc) { C[at] = v.x; }
+  if (col + 1u < dims.ldc) { C[at + 1u] = v.y; }
+  if (col + 2u < dims.ldc) { C[at + 2u] = v.z; }
+}
+
+@compute @workgroup_size(THREADS)
+fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>) {
+  let m0 = wid.y * BM;
+  let n0 = wid.x * BN;
+  let tx = tid % (BN / 8u);
+  let ty = tid / (BN / 8u);
+  // Invocations whose whole block lies past M or N skip the multiply-adds (they still load and
+  // wait at the barriers); where a whole subgroup does, an edge tile costs little.
+  let computes = m0 + ty * 8u < dims.M && n0 + tx * 8u < dims.N;
+  var c00 = vec4<f32>(0.0); var c01 = vec4<f32>(0.0);
+  var c10 = vec4<f32>(0.0); var c11 = vec4<f32>(0.0);
+  var c20 = vec4<f32>(0.0); var c21 = vec4<f32>(0.0);
+  var c30 = vec4<f32>(0.0); var c31 = vec4<f32>(0.0);
+  var c40 = vec4<f32>(0.0); var c41 = vec4<f32>(0.0);
+  var c50 = vec4<f32>(0.0); var c51 = vec4<f32>(0.0);
+  var c60 = vec4<f32>(0.0); var c61 = vec4<f32>(0.0);
+  var c70 = vec4<f32>(0.0); var c71 = vec4<f32>(0.0);
+  let tiles = (dims.K + BK - 1u) / BK;
+  for (var t = 0u; t < tiles; t++) {
+    let k0 = t * BK;
+    // A tile: BM rows of BK/4 vec4s; each is split into four scalars of the transposed tile.
+    for (var i = tid; i < BM * BK / 4u; i += THREADS) {
+      let r = i / (BK / 4u);
+      let kq = (i % (BK / 4u)) * 4u;
+      let gr = m0 + r;
+      let gk = k0 + kq;
+      let v = select(vec4<f32>(0.0), A[(gr * dims.K + gk) / 4u], gr < dims.M && gk < dims.K);
+      let at = kq * (BM / 4u) + r / 4u;
+      let lane = r % 4u;
+      As[at][lane] = v.x;
+      As[at + BM / 4u][lane] = v.y;
+      As[at + 2u * (BM / 4u)][lane] = v.z;
+      As[at + 3u * (BM / 4u)][lane] = v.w;
+    }
+    for (var i = tid; i < BK * BN / 4u; i += THREADS) {
+      let gk = k0 + i / (BN / 4u);
+      let gn = n0 + (i % (BN / 4u)) * 4u;
+      Bs[i] = select(vec4<f32>(0.0), B[(gk * dims.N + gn) / 4u], gk < dims.K && gn < dims.N);
+    }
+    workgroupBarrier();
+    if (computes) {
+      for (var p = 0u; p < BK; p++) {
+        let a0 = As[p * (BM / 4u) + ty * 2u];
+        let a1 = As[p * (BM / 4u) + ty * 2u + 1u];
+        let b0 = Bs[p * (BN / 4u) + tx * 2u];
+        let b1 = Bs[p * (BN / 4u) + tx * 2u + 1u];
+        c00 += a0.x * b0; c01 += a0.x * b1;
+        c10 += a0.y * b0; c11 += a0.y * b1;
+        c20 += a0.z * b0; c21 += a0.z * b1;
+        c30 += a0.w * b0; c31 += a0.w * b1;
+        c40 += a1.x * b0; c41 += a1.x * b1;
+        c50 += a1.y * b0; c51 += a1.y * b1;
+        c60 += a1.z * b0; c61 += a1.z * b1;
+        c70 += a1.w * b0; c71 += a1.w * b1;
+      }
+    }
+    workgroupBarrier();
+  }
+  let row = m0 + ty * 8u;
+  let col = n0 + tx * 8u;
+  store(row, col, c00); store(row, col + 4u, c01);
+  store(row + 1u, col, c10); store(row + 1u, col + 4u, c11);
+  store(row + 2u, col, c20); store(row + 2u, col + 4u, c21);
+  store(row + 3u, col, c30); store(row + 3u, col + 4u, c31);
+  store(row + 4u, col, c40); store(row + 4u, col + 4u, c41);
+  store(row + 5u, col, c50); store(row + 5u, col + 4u, c51);
+  store(row + 6u, col, c60); store(row + 6u, col + 4u, c61);
+  store(row + 7u, col, c70); store(row + 7u, col + 4u, c71);
+}
