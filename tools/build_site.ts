@@ -16,7 +16,7 @@
  */
 import { KERNELS, type KernelSpec } from "../lib/registry.ts";
 import { currentCommit } from "../lib/record.ts";
-import { recordedGpuRun } from "../lib/notebook/recorded.ts";
+import { recordedGpuRun, useRecord } from "../lib/notebook/recorded.ts";
 import {
   escapeHtml,
   NOTEBOOK_PAGES,
@@ -74,7 +74,19 @@ async function copyTree(from: URL, to: string, keep: (name: string) => boolean) 
   }
 }
 
-/** Which recorded run each page shows: the newest GPU-host record covering its steps. */
+/**
+ * The record a step's notebook reads: the file it pins with useRecord, if its notebook pins one.
+ */
+async function notebookRecord(step: KernelSpec): Promise<string | undefined> {
+  const text = await Deno.readTextFile(new URL(`notebooks/${step.id}.ipynb`, ROOT))
+    .catch(() => undefined);
+  return text?.match(/useRecord\(\\"([^"\\]+)\\"\)/)?.[1];
+}
+
+/**
+ * Which recorded run each page shows, as its notebook chooses it: the record the notebook pins,
+ * else the newest GPU-host record covering its step; the ladder page, the whole ladder's record.
+ */
 async function recordedRuns(out: string) {
   const runs: Record<string, string> = {};
   const copy = async (found: { path: string } | undefined) => {
@@ -85,9 +97,14 @@ async function recordedRuns(out: string) {
     return `data/runs/${name}`;
   };
   const ladder = await copy(await recordedGpuRun());
-  for (const step of SITE_STEPS) {
-    const path = await copy(await recordedGpuRun([step.name]));
-    if (path) runs[step.name] = path;
+  try {
+    for (const step of SITE_STEPS) {
+      await useRecord(await notebookRecord(step));
+      const path = await copy(await recordedGpuRun([step.name]));
+      if (path) runs[step.name] = path;
+    }
+  } finally {
+    await useRecord();
   }
   return { ladder, steps: runs };
 }

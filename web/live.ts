@@ -28,7 +28,7 @@ export interface RecordedManifest {
   built: string;
   /** The newest GPU-host record of the whole ladder. */
   ladder?: string;
-  /** Per step name: the newest GPU-host record with that step validated. */
+  /** Per step name: the record its notebook reads (pinned, else the newest with it validated). */
   steps: Record<string, string>;
 }
 
