@@ -116,7 +116,8 @@ export const valueSelect: KernelSpec = {
   ...step,
   ...variantLayout(layout, "value_select", "value_select.wgsl"),
   title: "Vectorized, the value selected at the edges",
-  idea: "vectorize with blocktile_2d's bounds check: the loaded value is selected, not the address.",
+  idea:
+    "vectorize with blocktile_2d's bounds check: the loaded value is selected, not the address.",
   space: undefined,
   knob: undefined,
   demo: true,
