@@ -1,9 +1,11 @@
 /**
  * Device probe (lab: not part of the product): 13's 22.7x at 256x65536x256 split into busy SMs and
  * the tile. Step 12's plan there (64x64x8, TN 8: 16 workgroups), the same tile split 8 ways (128
- * workgroups, as many as the pick) and 32 ways, the pick's tile unsplit, and the pick itself (32
- * slices of 128x128x16). Each validated against the float64 reference (sampled rows), then timed
- * with GPU timestamps. Imports only lib/ (the GPU host has no package registry).
+ * workgroups, as many as the pick) and 32 ways, the pick's tile unsplit, the pick itself (32
+ * slices of 128x128x16) and that tile in 16 and 64 slices. Each validated against the float64
+ * reference (sampled rows), then timed with GPU timestamps. Then, at 16, 32 and 64 slices, each
+ * dispatch of the product timed alone: the slices' partial products, and the pass that sums them.
+ * Imports only lib/ (the GPU host has no package registry).
  *
  *   deno run -A lab/probe_split.ts --out DIR [--quick]
  *
@@ -13,7 +15,8 @@
 import { acquireGpu } from "../lib/gpu.ts";
 import { shapeLabel } from "../lib/matrix.ts";
 import { findKernel, type Params } from "../lib/registry.ts";
-import { runKernel } from "../lib/runner.ts";
+import { BoundProblem, kernelParams, prepareKernel, runKernel } from "../lib/runner.ts";
+import { timePasses } from "../lib/timing.ts";
 import { currentCommit } from "../lib/record.ts";
 import { probeRecord } from "./probe_record.ts";
 
@@ -43,6 +46,8 @@ const cases: [string, string, Params][] = [
   ["split-K 32 x 64x64x8", "shapes", { PLAN: 0, SLICES: 32, ...small }],
   ["128x128x16 unsplit", "shapes", { PLAN: 0, SLICES: 1, ...pickTile }],
   ["split-K 32 x 128x128x16 (the pick)", "shapes", { PLAN: 0, SLICES: 32, ...pickTile }],
+  ["split-K 16 x 128x128x16", "shapes", { PLAN: 0, SLICES: 16, ...pickTile }],
+  ["split-K 64 x 128x128x16", "shapes", { PLAN: 0, SLICES: 64, ...pickTile }],
 ];
 for (const [label, name, params] of cases) {
   const spec = findKernel(name)!;
@@ -71,4 +76,31 @@ for (const [label, name, params] of cases) {
           }`
         : `FAILED ${r.error}`),
   );
+}
+
+// Where a split-K product's time goes: each dispatch alone, then all of them (time only: the
+// whole product was validated above with the same parameters).
+const shapes = findKernel("shapes")!;
+for (const slices of [16, 32, 64]) {
+  const params = kernelParams(gpu, shapes, { PLAN: 0, SLICES: slices, ...pickTile }, shape);
+  const problem = await BoundProblem.random(gpu, await prepareKernel(gpu, shapes, params), shape);
+  const parts = problem.dispatchLabels;
+  for (const only of [...parts.map((label) => [label]), parts]) {
+    const label = `split-K ${slices}: ${only.length === parts.length ? "all dispatches" : only[0]}`;
+    const t = await timePasses(gpu, (pass) => problem.encode(pass, only), { budgetMs });
+    rows.push({
+      label,
+      kernel: shapes.id,
+      shape: shapeLabel(shape),
+      medianMs: t.medianMs,
+      minMs: t.minMs,
+      maxMs: t.maxMs,
+      reps: t.reps,
+      params,
+      timeOnly: true,
+    });
+    save();
+    console.log(`${label.padEnd(36)} ${t.medianMs.toFixed(4)} ms (${t.reps} runs)`);
+  }
+  problem.destroy();
 }
