@@ -21,8 +21,8 @@ import { findKernel, type KernelSpec, type Params } from "../lib/registry.ts";
 import { BoundProblem, kernelParams, prepareKernel, runKernel } from "../lib/runner.ts";
 import { randomMatrix } from "../lib/matrix.ts";
 import { currentCommit } from "../lib/record.ts";
-import { timePasses } from "../lib/timing.ts";
-import { probeRecord } from "./probe_record.ts";
+import { timePasses, type Timing } from "../lib/timing.ts";
+import { dispatchTimes, probeRecord } from "./probe_record.ts";
 
 const args = Deno.args;
 const outDir = args.includes("--out") ? args[args.indexOf("--out") + 1] : "/tmp/probe";
@@ -198,7 +198,11 @@ async function kernelOccupancy(
 
 /** GPU time of passes recorded by `encode`, in ms (median of timestamped passes). */
 async function passMs(label: string, encode: (pass: GPUComputePassEncoder) => void) {
-  const t = await timePasses(gpu, encode, { budgetMs });
+  recordPass(label, await timePasses(gpu, encode, { budgetMs }));
+}
+
+/** Print and keep a time-only row (a pass timed without its product being checked). */
+function recordPass(label: string, t: Timing) {
   console.log(
     `${label.padEnd(40)} ${(t.medianMs * 1000).toFixed(1).padStart(8)} us ` +
       `(min ${(t.minMs * 1000).toFixed(1)}, max ${(t.maxMs * 1000).toFixed(1)}, ${t.reps} passes)`,
@@ -388,10 +392,9 @@ async function stepTimes(id: string, shape: Shape) {
   const prepared = await prepareKernel(gpu, spec, kernelParams(gpu, spec, undefined, shape));
   const problem = await BoundProblem.random(gpu, prepared, shape);
   console.log(`steps of ${id} at ${shapeLabel(shape)}: ${problem.dispatchLabels.join(", ")}`);
-  for (const label of problem.dispatchLabels) {
-    await passMs(`${id} ${shapeLabel(shape)} ${label} alone`, (p) => problem.encode(p, [label]));
+  for (const { label, all, timing } of await dispatchTimes(gpu, problem, budgetMs)) {
+    recordPass(`${id} ${shapeLabel(shape)} ${all ? "all steps" : `${label} alone`}`, timing);
   }
-  await passMs(`${id} ${shapeLabel(shape)} all steps`, (p) => problem.encode(p));
   problem.destroy();
 }
 /** The runner's copy before round 4 (copy2d, one 4-byte store per invocation) against `pad`. */

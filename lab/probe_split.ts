@@ -16,9 +16,8 @@ import { acquireGpu } from "../lib/gpu.ts";
 import { shapeLabel } from "../lib/matrix.ts";
 import { findKernel, type Params } from "../lib/registry.ts";
 import { BoundProblem, kernelParams, prepareKernel, runKernel } from "../lib/runner.ts";
-import { timePasses } from "../lib/timing.ts";
 import { currentCommit } from "../lib/record.ts";
-import { probeRecord } from "./probe_record.ts";
+import { dispatchTimes, probeRecord } from "./probe_record.ts";
 
 const args = Deno.args;
 const outDir = args.includes("--out") ? args[args.indexOf("--out") + 1] : "/tmp/probe";
@@ -84,10 +83,8 @@ const shapes = findKernel("shapes")!;
 for (const slices of [16, 32, 64]) {
   const params = kernelParams(gpu, shapes, { PLAN: 0, SLICES: slices, ...pickTile }, shape);
   const problem = await BoundProblem.random(gpu, await prepareKernel(gpu, shapes, params), shape);
-  const parts = problem.dispatchLabels;
-  for (const only of [...parts.map((label) => [label]), parts]) {
-    const label = `split-K ${slices}: ${only.length === parts.length ? "all dispatches" : only[0]}`;
-    const t = await timePasses(gpu, (pass) => problem.encode(pass, only), { budgetMs });
+  for (const { label: part, all, timing: t } of await dispatchTimes(gpu, problem, budgetMs)) {
+    const label = `split-K ${slices}: ${all ? "all dispatches" : part}`;
     rows.push({
       label,
       kernel: shapes.id,

@@ -17,6 +17,7 @@
 import { KERNELS, type KernelSpec } from "../lib/registry.ts";
 import { currentCommit } from "../lib/record.ts";
 import { recordedGpuRun, useRecord } from "../lib/notebook/recorded.ts";
+import { notebookModule } from "./notebook_cells.ts";
 import {
   escapeHtml,
   NOTEBOOK_PAGES,
@@ -78,9 +79,10 @@ async function copyTree(from: URL, to: string, keep: (name: string) => boolean) 
  * The record a step's notebook reads: the file it pins with useRecord, if its notebook pins one.
  */
 async function notebookRecord(step: KernelSpec): Promise<string | undefined> {
-  const text = await Deno.readTextFile(new URL(`notebooks/${step.id}.ipynb`, ROOT))
-    .catch(() => undefined);
-  return text?.match(/useRecord\(\\"([^"\\]+)\\"\)/)?.[1];
+  const url = new URL(`notebooks/${step.id}.ipynb`, ROOT);
+  const text = await Deno.readTextFile(url).catch(() => undefined);
+  if (text === undefined) return undefined;
+  return notebookModule(text, url).match(/useRecord\("([^"]+)"\)/)?.[1];
 }
 
 /**

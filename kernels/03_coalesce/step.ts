@@ -5,6 +5,7 @@ import { type KernelSpec, stepLayout, variantLayout } from "../../lib/steps/spec
 import { ANY, need } from "../../lib/steps/tiling.ts";
 import { oneElementFigure } from "../../lib/figures/access.ts";
 import { oneElementLoop } from "../../lib/model/loops.ts";
+import { step as naive } from "../02_naive/step.ts";
 
 const layout = stepLayout(import.meta.url);
 
@@ -58,7 +59,7 @@ export const unrolledRows: KernelSpec = {
   title: "Naive order, k loop unrolled by four",
   idea: "naive's mapping (x picks the row) with four loads of A and of B in flight.",
   params: { WG: 16, COLUMNS: 0 },
-  dispatch: (s, p) => [ceilDiv(s.m, p.WG), ceilDiv(s.n, p.WG), 1],
-  loop: (p, s) => oneElementLoop(p, s, true),
-  figure: (ctx) => oneElementFigure(ctx, "x_picks_row"),
+  dispatch: naive.dispatch,
+  loop: naive.loop,
+  figure: naive.figure,
 };

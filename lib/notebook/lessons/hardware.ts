@@ -205,6 +205,23 @@ export async function showCodePerKStep(
   );
 }
 
+/** What every CUDA probe record of data/probes/ names: where and when it ran. */
+interface CudaRecord {
+  device: string;
+  driver: string;
+  date: string;
+  commit: string;
+}
+
+/** A committed probe record of data/probes/, or a note saying none is committed (`what`). */
+async function probeRecord<T>(file: string, what: string): Promise<T | undefined> {
+  const record = await readJsonIfPresent<T>(
+    new URL(`../../../data/probes/${file}`, import.meta.url),
+  );
+  if (!record) await showNote(`No ${what} is committed (\`data/probes/${file}\`).`);
+  return record;
+}
+
 /** One kernel of lab/cuda/fma_ceiling.cu as the probe record holds it. */
 interface FmaCeiling {
   kernel: string;
@@ -221,13 +238,11 @@ interface FmaCeiling {
 export async function showCudaFmaCeilings(
   file = "nvidia-h200-2026-11-27-cuda-fma.json",
 ): Promise<void> {
-  const record = await readJsonIfPresent<
-    { device: string; driver: string; date: string; commit: string; rows: FmaCeiling[] }
-  >(new URL(`../../../data/probes/${file}`, import.meta.url));
-  if (!record) {
-    await showNote(`No CUDA ceiling measurement is committed (\`data/probes/${file}\`).`);
-    return;
-  }
+  const record = await probeRecord<CudaRecord & { rows: FmaCeiling[] }>(
+    file,
+    "CUDA ceiling measurement",
+  );
+  if (!record) return;
   const ffma = record.rows.find((r) => r.kernel === "ffma_f32");
   await showTable(
     ["kernel", "opcodes in its machine code", "validated", "TFLOP/s", "x FFMA", "spread"],
@@ -276,18 +291,13 @@ export async function showPortStalls(
   file: string,
   labels: Record<string, string>,
 ): Promise<void> {
-  const record = await readJsonIfPresent<{
-    device: string;
-    driver: string;
-    date: string;
-    commit: string;
-    variants: PortVariant[];
-    timed?: { label: string; medianMs: number; gflops: number; relErr: number }[];
-  }>(new URL(`../../../data/probes/${file}`, import.meta.url));
-  if (!record) {
-    await showNote(`No port counters are committed (\`data/probes/${file}\`).`);
-    return;
-  }
+  const record = await probeRecord<
+    CudaRecord & {
+      variants: PortVariant[];
+      timed?: { label: string; medianMs: number; gflops: number; relErr: number }[];
+    }
+  >(file, "port counters");
+  if (!record) return;
   const variants = Object.keys(labels).map((v) => {
     const found = record.variants.find((r) => r.variant === v);
     if (!found) throw new Error(`${file} has no variant ${v}`);
