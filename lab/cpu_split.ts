@@ -139,6 +139,7 @@ const sizes = (arg("--sizes") ?? "512,1024").split(",").map(Number);
 const reps = Number(arg("--reps") ?? 10);
 const host = cpuHost();
 const pool = await CpuThreads.start();
+const threads = pool.threads;
 const rung = (id: string) => CPU_LADDER.find((s) => s.id === id)!;
 const rows: (CpuResult & { control: boolean })[] = [];
 const entries: [string, string, CpuMatmul, boolean][] = [
@@ -180,7 +181,7 @@ await showTable(
 );
 const record = {
   schema: 1,
-  host: { ...host, threads: pool.threads, blocks: defaultBlocks(), relaxedSimd: hasRelaxedSimd() },
+  host: { ...host, threads, blocks: defaultBlocks(), relaxedSimd: hasRelaxedSimd() },
   date: new Date().toISOString(),
   commit: await currentCommit(),
   source: `lab/cpu_split.ts: measureCpu (lib/cpu_bench.ts), ${reps} timed calls a row, ` +
