@@ -253,11 +253,11 @@ Deno.test(
 );
 
 Deno.test(
-  "demo: 09 with its loads issued first, in both mappings, computes the same result",
+  "demo: 09 in 08's mapping, and with its loads issued first in both, computes the same result",
   gpuTest,
   async () => {
     await assertCorrectOn(
-      ["subgroup_tiling_loads_first", "subgroup_tiling_flat_loads_first"],
+      ["subgroup_tiling_flat", "subgroup_tiling_loads_first", "subgroup_tiling_flat_loads_first"],
       CONTROL_SHAPES,
     );
     const spec = findKernel("subgroup_tiling_loads_first")!;
@@ -298,6 +298,17 @@ Deno.test(
   gpuTest,
   async () => {
     await assertCorrectOn(["double_buffer_stored_in_order"], BUFFER_SHAPES);
+  },
+);
+
+Deno.test(
+  "demo: the stored-in-order control with 09's second barrier computes the same result",
+  gpuTest,
+  async () => {
+    const spec = findKernel("double_buffer_two_barriers")!;
+    assert.equal(spec.params.EXTRA_BARRIER, 1);
+    await assertCorrectOn(["double_buffer_two_barriers"], BUFFER_SHAPES);
+    assert.match(spec.invalid!({ ...spec.params, STASH_FIRST: 0 }) ?? "", /STASH_FIRST 2/);
   },
 );
 

@@ -34,6 +34,23 @@ export const step: KernelSpec = {
   },
 };
 
+/**
+ * The step with 08's flat mapping (WARP_TILES = 0), its loads in 09's order: 08's mapping in this
+ * kernel's code, the in-order corner of the layout-against-order comparison.
+ */
+export const flat: KernelSpec = {
+  ...step,
+  ...variantLayout(layout, "flat"),
+  title: "Subgroup tiling's kernel, flat mapping",
+  idea: "This kernel with 08's flat mapping: only the layout differs from the step.",
+  params: { ...step.params, WARP_TILES: 0 },
+  invalid: (p) => warpTileInvalid(p) ?? switchRule(p, "WARP_TILES", [0, 1], 1),
+  loop: bankConflicts.loop,
+  space: undefined,
+  knob: undefined,
+  demo: true,
+};
+
 /** The loads-first controls' rule: one vec4 of A and one of B per invocation, and a WARP_TILES. */
 const loadsFirstInvalid = (p: Params): string | undefined =>
   warpTileInvalid(p) ?? fourLoadsEach(p) ??

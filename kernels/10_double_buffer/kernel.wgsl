@@ -43,6 +43,9 @@ override BUFFERS: u32 = 2u;
 // 2, a control for 1: stored before them in 09's order, each vec4 stored as soon as it is loaded
 // (`fetch` stores, `stash` has nothing left to do), so only issuing the loads together differs.
 override STASH_FIRST: u32 = 0u;
+// 1, a control for STASH_FIRST 2: a barrier between the next tile's stores and this tile's
+// multiply-adds, as 09 has between its stores and its multiply-adds, so two barriers per tile.
+override EXTRA_BARRIER: u32 = 0u;
 override THREADS: u32 = (BM / 8u) * (BN / 8u);
 override AS: u32 = BM / 4u + PAD;
 // vec4 loads per invocation per tile, of A and of B.
@@ -216,6 +219,7 @@ fn main(
     if (STASH_FIRST == 1u && hasNext) {
       stash(tid, 1u - cur, next);
     }
+    if (EXTRA_BARRIER == 1u) { workgroupBarrier(); }
     let aBuf = cur * A_TILE;
     let bBuf = cur * B_TILE;
     if (computes) {

@@ -110,3 +110,19 @@ export const storedInOrder: KernelSpec = {
   idea: "10's stash-first control with each vec4 loaded and stored in turn, as 09 does.",
   params: { ...step.params, STASH_FIRST: 2 },
 };
+
+/**
+ * The stored-in-order control with 09's second barrier back (EXTRA_BARRIER = 1): each tile's
+ * loads and stores, then a barrier, then the multiply-adds, then a barrier, as in 09, but into
+ * two copies. Between it and `storedInOrder`, only the barrier the second copy removes.
+ */
+export const twoBarriers: KernelSpec = {
+  ...storedInOrder,
+  ...variantLayout(layout, "two_barriers"),
+  title: "Double buffering, loads in 09's order, 09's two barriers",
+  idea: "10's stored-in-order control with a barrier before the multiply-adds: two per tile.",
+  params: { ...storedInOrder.params, EXTRA_BARRIER: 1 },
+  invalid: (p) =>
+    need([p.STASH_FIRST === 2, "EXTRA_BARRIER is a control of STASH_FIRST 2"]) ??
+      withSwitch("EXTRA_BARRIER", [0, 1])(p),
+};
