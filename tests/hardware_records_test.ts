@@ -6,7 +6,12 @@
  * records were written.
  */
 import assert from "node:assert/strict";
-import { loadDriverRecord, localMemoryBytes } from "../lib/driver_registers.ts";
+import {
+  type DriverRow,
+  driverStatistic,
+  loadDriverRecord,
+  localMemoryBytes,
+} from "../lib/driver_registers.ts";
 import { loadCounterRecord } from "../lib/memory_counters.ts";
 import { KERNELS } from "../lib/registry.ts";
 import { showPortStalls } from "../lib/notebook/lessons/hardware.ts";
@@ -15,8 +20,8 @@ const root = new URL("../", import.meta.url);
 
 /**
  * Controls registered after the last H200 capture, when no H200 could be had (lab/NOTES.md,
- * "Nineteenth stop"); no notebook reads their registers. The next capture on an H200 takes them
- * in, and this list goes.
+ * "Nineteenth stop" and "Twentieth stop"); the H100's capture holds them (the test below). The
+ * next capture on an H200 takes them in, and this list goes.
  */
 const AWAITING_H200 = [
   "coalesce_unrolled",
@@ -50,6 +55,30 @@ Deno.test("the driver capture: every ladder kernel at 4096, registers the hardwa
   const byLabel = (label: string) => record.rows.find((r) => r.label === label)!;
   assert.equal(localMemoryBytes(byLabel("blocktile_2d_local_array")), 80 * 4);
   assert.equal(localMemoryBytes(byLabel("blocktile_2d")), 0);
+});
+
+Deno.test("the H100's driver capture: every kernel, compiled as on the H200 wherever both have it", async () => {
+  const h100 = await loadDriverRecord("nvidia-h100-80gb-hbm3");
+  const h200 = await loadDriverRecord("nvidia-h200");
+  assert.ok(h100 && h200, "both captures are committed");
+  assert.deepEqual(h100.shape, h200.shape);
+  for (const spec of KERNELS.filter((k) => k.name !== "shapes")) {
+    assert.ok(h100.rows.some((r) => r.label === spec.name), `${spec.name} captured on the H100`);
+  }
+  // The same driver and the same SMs: the notebooks quote H100 side records of kernels whose
+  // machine code is the H200's, so every kernel both captured must agree in registers, workgroups
+  // per SM and machine-code size.
+  const binary = (r: DriverRow) => driverStatistic(r, /^Binary Size$/);
+  let shared = 0;
+  for (const row of h100.rows) {
+    const other: DriverRow | undefined = h200.rows.find((r) => r.label === row.label);
+    if (!other) continue;
+    shared++;
+    assert.equal(row.driver?.registers, other.driver?.registers, `${row.label}: registers`);
+    assert.equal(row.driver?.residentPerSm, other.driver?.residentPerSm, `${row.label}: per SM`);
+    assert.equal(binary(row), binary(other), `${row.label}: machine-code size`);
+  }
+  assert.ok(shared >= 60, `${shared} kernels captured on both`);
 });
 
 Deno.test("the CUDA counters: every configuration validated, counters in range", async () => {
