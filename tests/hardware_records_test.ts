@@ -18,27 +18,13 @@ import { showPortStalls } from "../lib/notebook/lessons/hardware.ts";
 
 const root = new URL("../", import.meta.url);
 
-/**
- * Controls registered after the last H200 capture, when no H200 could be had (lab/NOTES.md,
- * "Nineteenth stop" and "Twentieth stop"); the H100's capture holds them (the test below). The
- * next capture on an H200 takes them in, and this list goes.
- */
-const AWAITING_H200 = [
-  "coalesce_unrolled",
-  "coalesce_unrolled_rows",
-  "tiled_written_out",
-  "vectorize_value_select",
-  "subgroup_tiling_flat",
-  "double_buffer_two_barriers",
-];
-
 Deno.test("the driver capture: every ladder kernel at 4096, registers the hardware allows", async () => {
   const record = await loadDriverRecord("nvidia-h200");
   assert.ok(record, "data/driver/nvidia-h200.json is committed");
   assert.match(record.commit, /^[0-9a-f]{7,40}$/);
   assert.deepEqual(record.shape, { m: 4096, n: 4096, k: 4096 });
   for (
-    const spec of KERNELS.filter((k) => k.name !== "shapes" && !AWAITING_H200.includes(k.name))
+    const spec of KERNELS.filter((k) => k.name !== "shapes")
   ) {
     assert.ok(record.rows.some((r) => r.label === spec.name), `${spec.name} captured`);
   }
