@@ -14,25 +14,13 @@
  */
 import { cpuHost, measureCpu } from "../lib/cpu_bench.ts";
 import { CPU_LADDER } from "../lib/cpu_ladder.ts";
-import type { CpuMatmul } from "../lib/cpu.ts";
-import { blockedMatmul } from "../lib/cpu.ts";
-import {
-  defaultBlocks,
-  hasRelaxedSimd,
-  kernelModule,
-  MAX_PAGES,
-  multiplyRows,
-  NR,
-  packB,
-  simdLayout,
-  stage,
-  type TilesKernel,
-  unstage,
-} from "../lib/cpu_simd.ts";
+import { blockedMatmul, type CpuMatmul } from "../lib/cpu.ts";
+import { defaultBlocks, hasRelaxedSimd, simdMatmul } from "../lib/cpu_simd.ts";
 import { CpuThreads } from "../lib/cpu_threads.ts";
 import { checkOperands, type Shape } from "../lib/matrix.ts";
 import { type CpuResult, currentCommit } from "../lib/record.ts";
-import { fmt, showTable } from "../lib/notebook/format.ts";
+import { flag } from "./flags.ts";
+import { fmt, showTable, SPREAD_COLUMN, spreadCell } from "../lib/notebook/format.ts";
 
 /** The packed rung's 2 x 4 tile of C in locals, with A and B read from the operands directly. */
 function tileOnly(a: Float32Array, b: Float32Array, shape: Shape): Float32Array {
@@ -114,29 +102,10 @@ function packedF32(a: Float32Array, b: Float32Array, shape: Shape): Float32Array
   return c;
 }
 
-/** The SIMD rung on one thread, its module built with a separate multiply and add. */
-function simdWithout(): CpuMatmul {
-  const memory = new WebAssembly.Memory({ initial: 1, maximum: MAX_PAGES });
-  const module = new WebAssembly.Module(kernelModule(false, false));
-  const tiles = new WebAssembly.Instance(module, { env: { memory } }).exports.tiles as TilesKernel;
-  return (a, b, shape) => {
-    checkOperands(shape, a, b);
-    const l = simdLayout(shape, defaultBlocks());
-    stage(memory, a, b, l, 1);
-    packB(new Float32Array(memory.buffer), l, 0, l.ldc / NR);
-    multiplyRows(memory, tiles, l, 0, l.rows, 0);
-    return unstage(memory, l);
-  };
-}
-
-const arg = (name: string) => {
-  const i = Deno.args.indexOf(name);
-  return i >= 0 ? Deno.args[i + 1] : undefined;
-};
-const out = arg("--out");
+const out = flag("--out");
 if (!out) throw new Error("usage: cpu_split.ts --out FILE [--sizes 512,1024] [--reps 10]");
-const sizes = (arg("--sizes") ?? "512,1024").split(",").map(Number);
-const reps = Number(arg("--reps") ?? 10);
+const sizes = (flag("--sizes") ?? "512,1024").split(",").map(Number);
+const reps = Number(flag("--reps") ?? 10);
 const host = cpuHost();
 const pool = await CpuThreads.start();
 const threads = pool.threads;
@@ -149,7 +118,12 @@ const entries: [string, string, CpuMatmul, boolean][] = [
   ["packed-f32", "packed, float32 panels", packedF32, true],
   ["packed", rung("packed").title, (a, b, s) => blockedMatmul(a, b, s, 0), false],
   ["blocked", rung("blocked").title, rung("blocked").matmul()!, false],
-  ["simd-no-fma", "SIMD, separate multiply and add", simdWithout(), true],
+  [
+    "simd-no-fma",
+    "SIMD, separate multiply and add",
+    (a, b, s) => simdMatmul(a, b, s, defaultBlocks(), false),
+    true,
+  ],
   ["simd", rung("simd").title, rung("simd").matmul()!, false],
   ["threads", rung("threads").title, rung("threads").matmul(pool)!, false],
 ];
@@ -166,18 +140,8 @@ try {
   pool.close();
 }
 await showTable(
-  ["N", "rung or control", "validated", "rel. error", "GFLOP/s", "calls", "spread"],
-  rows.map((r) => [
-    r.n,
-    r.impl,
-    r.validated,
-    fmt(r.relErr),
-    fmt(r.gflops),
-    r.reps,
-    r.medianMs && r.maxMs && r.minMs !== undefined
-      ? `${fmt(((r.maxMs - r.minMs) / r.medianMs) * 100)}%`
-      : "-",
-  ]),
+  ["N", "rung or control", "validated", "rel. error", "GFLOP/s", SPREAD_COLUMN],
+  rows.map((r) => [r.n, r.impl, r.validated, r.relErr, r.gflops, spreadCell(r)]),
 );
 const record = {
   schema: 1,

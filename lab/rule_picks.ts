@@ -9,17 +9,14 @@
 import { acquireGpu } from "../lib/gpu.ts";
 import { type Shape, shapeLabel } from "../lib/matrix.ts";
 import { currentCommit } from "../lib/record.ts";
+import { flag } from "./flags.ts";
 import { findKernel } from "../lib/registry.ts";
 import { runKernel } from "../lib/runner.ts";
 import { tunedParams } from "../lib/tuning.ts";
 
-const arg = (name: string) => {
-  const i = Deno.args.indexOf(name);
-  return i >= 0 ? Deno.args[i + 1] : undefined;
-};
-const out = arg("--out");
+const out = flag("--out");
 if (!out) throw new Error("usage: rule_picks.ts --out FILE [--shapes MxKxN,...]");
-const shapes: Shape[] = (arg("--shapes") ?? "1024x1024x1024,4097x4097x4097,1000x3000x777")
+const shapes: Shape[] = (flag("--shapes") ?? "1024x1024x1024,4097x4097x4097,1000x3000x777")
   .split(",").map((s) => {
     const [m, k, n] = s.split("x").map(Number);
     return { m, k, n };

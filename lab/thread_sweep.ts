@@ -8,14 +8,11 @@
 import { cpuHost, sweepThreads, threadCounts } from "../lib/cpu_bench.ts";
 import { showThreadSweep } from "../lib/notebook/lessons/cpu.ts";
 import { currentCommit } from "../lib/record.ts";
+import { flag } from "./flags.ts";
 
-const arg = (name: string) => {
-  const i = Deno.args.indexOf(name);
-  return i >= 0 ? Deno.args[i + 1] : undefined;
-};
-const out = arg("--out");
+const out = flag("--out");
 if (!out) throw new Error("usage: thread_sweep.ts --out FILE [--sizes 1024,2048]");
-const sizes = (arg("--sizes") ?? "1024,2048").split(",").map(Number);
+const sizes = (flag("--sizes") ?? "1024,2048").split(",").map(Number);
 const host = cpuHost();
 const rows = await sweepThreads(sizes, threadCounts(host), { reps: 10, budgetMs: 4000 });
 await showThreadSweep(rows, host);

@@ -455,30 +455,35 @@ interface Engine {
   tiles: TilesKernel;
 }
 
-let engine: Engine | undefined;
+/** One engine per kind of multiply-add (fused or not), made at first use. */
+const engines = new Map<boolean, Engine>();
 
-function singleThreadEngine(): Engine {
+function singleThreadEngine(relaxed: boolean): Engine {
+  let engine = engines.get(relaxed);
   if (!engine) {
     const memory = new WebAssembly.Memory({ initial: 1, maximum: MAX_PAGES });
-    const module = new WebAssembly.Module(kernelModule(hasRelaxedSimd(), false));
+    const module = new WebAssembly.Module(kernelModule(relaxed, false));
     const instance = new WebAssembly.Instance(module, { env: { memory } });
     engine = { memory, tiles: instance.exports.tiles as TilesKernel };
+    engines.set(relaxed, engine);
   }
   return engine;
 }
 
 /**
  * C = A * B on one thread with the WebAssembly SIMD micro-kernel, blocked for this machine's
- * caches (or `blocks`).
+ * caches (or `blocks`), with relaxed SIMD's fused multiply-add where the runtime has it (or, with
+ * `relaxed` false, a separate multiply and add: the control that splits the fused step off).
  */
 export function simdMatmul(
   a: Float32Array,
   b: Float32Array,
   shape: Shape,
   blocks: Blocks = defaultBlocks(),
+  relaxed: boolean = hasRelaxedSimd(),
 ): Float32Array {
   checkOperands(shape, a, b);
-  const { memory, tiles } = singleThreadEngine();
+  const { memory, tiles } = singleThreadEngine(relaxed);
   const l = simdLayout(shape, blocks);
   stage(memory, a, b, l, 1);
   packB(new Float32Array(memory.buffer), l, 0, l.ldc / NR);

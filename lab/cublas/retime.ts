@@ -15,14 +15,10 @@ import { openCublas } from "../../lib/peers/cublas.ts";
 import { type Shape, shapeLabel } from "../../lib/matrix.ts";
 import { SHAPE_SUITE } from "../../lib/suite.ts";
 import { currentCommit, type PeerResult, type RunRecord } from "../../lib/record.ts";
+import { requiredFlag } from "../flags.ts";
 
-const arg = (name: string) => {
-  const i = Deno.args.indexOf(name);
-  if (i < 0 || !Deno.args[i + 1]) {
-    throw new Error("usage: retime.ts --record RECORD.json --device NAME --out FILE");
-  }
-  return Deno.args[i + 1];
-};
+const arg = (name: string) =>
+  requiredFlag(name, "usage: retime.ts --record RECORD.json --device NAME --out FILE");
 const recordPath = arg("--record"), suitePath = arg("--suite");
 const device = arg("--device"), out = arg("--out");
 const record: RunRecord = JSON.parse(await Deno.readTextFile(recordPath));

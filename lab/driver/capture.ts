@@ -19,13 +19,10 @@ import type { Shape } from "../../lib/matrix.ts";
 import { currentCommit } from "../../lib/record.ts";
 import { KERNELS, type KernelSpec, type Params } from "../../lib/registry.ts";
 import { kernelParams, prepareKernel } from "../../lib/runner.ts";
+import { requiredFlag } from "../flags.ts";
 import { probeRecord } from "../probe_record.ts";
 
-const arg = (name: string) => {
-  const i = Deno.args.indexOf(name);
-  if (i < 0 || !Deno.args[i + 1]) throw new Error(`usage: capture.ts --stats FILE --out FILE`);
-  return Deno.args[i + 1];
-};
+const arg = (name: string) => requiredFlag(name, "usage: capture.ts --stats FILE --out FILE");
 const statsFile = arg("--stats");
 const outFile = arg("--out");
 const SHAPE: Shape = { m: 4096, n: 4096, k: 4096 };
