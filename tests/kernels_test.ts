@@ -309,6 +309,7 @@ Deno.test(
     assert.equal(spec.params.EXTRA_BARRIER, 1);
     await assertCorrectOn(["double_buffer_two_barriers"], BUFFER_SHAPES);
     assert.match(spec.invalid!({ ...spec.params, STASH_FIRST: 0 }) ?? "", /STASH_FIRST 2/);
+    assert.match(spec.invalid!({ ...spec.params, BUFFERS: 1 }) ?? "", /two copies/);
   },
 );
 

@@ -124,5 +124,5 @@ export const twoBarriers: KernelSpec = {
   params: { ...storedInOrder.params, EXTRA_BARRIER: 1 },
   invalid: (p) =>
     need([p.STASH_FIRST === 2, "EXTRA_BARRIER is a control of STASH_FIRST 2"]) ??
-      withSwitch("EXTRA_BARRIER", [0, 1])(p),
+      switchRule(p, "EXTRA_BARRIER", [0, 1]) ?? storedInOrder.invalid!(p),
 };
