@@ -50,6 +50,8 @@ export const KERNELS: KernelSpec[] = [
   subgroupTiling.flat,
   subgroupTiling.loadsFirst,
   subgroupTiling.flatLoadsFirst,
+  subgroupTiling.writtenOut,
+  subgroupTiling.flatWrittenOut,
   doubleBuffer.step,
   doubleBuffer.flat,
   doubleBuffer.singleBuffer,

@@ -253,16 +253,25 @@ Deno.test(
 );
 
 Deno.test(
-  "demo: 09 in 08's mapping, and with its loads issued first in both, computes the same result",
+  "demo: 09 in 08's mapping, with its loads issued first or written out in order, in both mappings, computes the same result",
   gpuTest,
   async () => {
     await assertCorrectOn(
-      ["subgroup_tiling_flat", "subgroup_tiling_loads_first", "subgroup_tiling_flat_loads_first"],
+      [
+        "subgroup_tiling_flat",
+        "subgroup_tiling_loads_first",
+        "subgroup_tiling_flat_loads_first",
+        "subgroup_tiling_written_out",
+        "subgroup_tiling_flat_written_out",
+      ],
       CONTROL_SHAPES,
     );
     const spec = findKernel("subgroup_tiling_loads_first")!;
     assert.match(spec.invalid!({ BM: 64, BN: 128, BK: 8, PAD: 1 }) ?? "", /4 x the invocations/);
     assert.match(spec.invalid!({ ...spec.params, WARP_TILES: 2 }) ?? "", /WARP_TILES is 0 or 1/);
+    assert.match(spec.invalid!({ ...spec.params, IN_ORDER: 2 }) ?? "", /IN_ORDER is 0 or 1/);
+    assert.equal(findKernel("subgroup_tiling_written_out")!.params.IN_ORDER, 1);
+    assert.equal(findKernel("subgroup_tiling_flat_written_out")!.params.WARP_TILES, 0);
   },
 );
 

@@ -4,6 +4,10 @@
 // store A's before loading B's. Against kernel.wgsl only the order differs. Written out for
 // tiles where each invocation loads one vec4 of each (BM * BK / 4 = BK * BN / 4 = THREADS,
 // step.ts checks), as 07's loads_first.wgsl is for 07.
+//
+// IN_ORDER 1 keeps the written-out code but goes back to kernel.wgsl's order (A's vec4 stored
+// before B's is loaded): against kernel.wgsl only the loops are gone, against IN_ORDER 0 only the
+// order differs. Whether the compiler then still issues B's load before A's stores is the question.
 
 struct Dims {
   M: u32,
@@ -22,6 +26,8 @@ override WARP_TILES: u32 = 1u;
 override THREADS: u32 = (BM / 8u) * (BN / 8u);
 // Row stride of the transposed A tile, in vec4s.
 override AS: u32 = BM / 4u + PAD;
+// 0: both loads before the first store; 1: kernel.wgsl's order, written out.
+override IN_ORDER: u32 = 0u;
 
 // Out-of-bounds loads read the zero vec4 the runner keeps after A's and B's data (see 07).
 @group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;
@@ -102,9 +108,12 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
   let tiles = (dims.K + BK - 1u) / BK;
   for (var t = 0u; t < tiles; t++) {
     let k0 = t * BK;
-    // Both loads are issued before the first store.
+    // Both loads are issued before the first store (IN_ORDER 0), or B's after A's stores.
     let va = loadA(tid, m0, k0);
-    let vb = loadB(tid, n0, k0);
+    var vb = vec4<f32>(0.0);
+    if (IN_ORDER == 0u) {
+      vb = loadB(tid, n0, k0);
+    }
     let r = tid / (BK / 4u);
     let at = ((tid % (BK / 4u)) * 4u) * AS + r / 4u;
     let lane = r % 4u;
@@ -112,6 +121,9 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
     As[at + AS][lane] = va.y;
     As[at + 2u * AS][lane] = va.z;
     As[at + 3u * AS][lane] = va.w;
+    if (IN_ORDER == 1u) {
+      vb = loadB(tid, n0, k0);
+    }
     Bs[tid] = vb;
     workgroupBarrier();
     if (computes) {

@@ -51,10 +51,13 @@ export const flat: KernelSpec = {
   demo: true,
 };
 
-/** The loads-first controls' rule: one vec4 of A and one of B per invocation, and a WARP_TILES. */
+/**
+ * The loads-first controls' rule: one vec4 of A and one of B per invocation, a WARP_TILES and an
+ * IN_ORDER.
+ */
 const loadsFirstInvalid = (p: Params): string | undefined =>
   warpTileInvalid(p) ?? fourLoadsEach(p) ??
-    switchRule(p, "WARP_TILES", [0, 1], 1);
+    switchRule(p, "WARP_TILES", [0, 1], 1) ?? switchRule(p, "IN_ORDER", [0, 1], 0);
 
 /**
  * The step with each invocation's two tile loads issued before its first store
@@ -81,5 +84,28 @@ export const flatLoadsFirst: KernelSpec = {
   title: "Flat mapping, tile loads issued together",
   idea: "08's mapping with a tile's two vec4 loads issued before the first store.",
   params: { ...step.params, WARP_TILES: 0 },
+  loop: bankConflicts.loop,
+};
+
+/**
+ * The step's two load loops written out, each vec4 stored before the next is loaded as the step's
+ * loops do (loads_first.wgsl with IN_ORDER 1): against the step only the loops are gone, against
+ * loadsFirst only the order differs.
+ */
+export const writtenOut: KernelSpec = {
+  ...loadsFirst,
+  ...variantLayout(layout, "written_out", "loads_first.wgsl"),
+  title: "Subgroup tiling, tile loads written out in order",
+  idea: "The step with its tile-load loops written out, A's vec4 stored before B's is loaded.",
+  params: { ...step.params, IN_ORDER: 1 },
+};
+
+/** writtenOut with 08's flat mapping (WARP_TILES = 0): 08's mapping, its load loops written out. */
+export const flatWrittenOut: KernelSpec = {
+  ...writtenOut,
+  ...variantLayout(layout, "flat_written_out", "loads_first.wgsl"),
+  title: "Flat mapping, tile loads written out in order",
+  idea: "08's mapping with its tile-load loops written out, A's vec4 stored before B's is loaded.",
+  params: { ...step.params, WARP_TILES: 0, IN_ORDER: 1 },
   loop: bankConflicts.loop,
 };
