@@ -1,7 +1,9 @@
 // blocktile 2d with its tile loads issued together (a control for kernel.wgsl): the same loads,
 // stores and reads, but each invocation's eight loads of a tile are issued before its first store,
-// where kernel.wgsl's loops store each element before loading the next. Against kernel.wgsl only
-// the order differs (07's vectorize_scalar_loads_first is the same control for step 07).
+// where kernel.wgsl's loops store each element before loading the next. Against kernel.wgsl the
+// loops are written out and the loads reordered, two changes this control does not separate (09's
+// written-out control does, in 09's kernel: the writing out pays all of it). 07's
+// vectorize_scalar_loads_first is the same control for step 07.
 
 struct Dims {
   M: u32,

@@ -1,7 +1,8 @@
 // vectorize with both tile loads issued together (a control for kernel.wgsl): the same loads,
 // stores and reads, but each invocation's vec4 of B is loaded before its vec4 of A is stored,
-// where kernel.wgsl's two loops store A's before loading B's. Against kernel.wgsl only the order
-// differs. Written out for the default tile (one vec4 of each per invocation).
+// where kernel.wgsl's two loops store A's before loading B's. Against kernel.wgsl the loops are
+// written out (for the default tile: one vec4 of each per invocation) and the loads reordered; in
+// 09's kernel, whose written-out control separates the two, the writing out pays all of it.
 //
 // The runner pads A and B as for kernel.wgsl (align k: 4, n: 4); C is written at its real size.
 

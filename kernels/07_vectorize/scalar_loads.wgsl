@@ -3,7 +3,7 @@
 // one float at a time, as in 06. Against kernel.wgsl only the width of the global loads differs.
 // With LOADS_FIRST 1 (a control for this one), each invocation's eight loads of a tile are issued
 // before its first store, where the loops store each element before loading the next: against
-// LOADS_FIRST 0 only the order differs.
+// LOADS_FIRST 0 the loops are written out and the loads reordered.
 //
 // The runner pads A and B as for kernel.wgsl (align k: 4, n: 4); C is written at its real size.
 

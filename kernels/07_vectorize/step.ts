@@ -79,8 +79,8 @@ export const scalarReads: KernelSpec = {
 
 /**
  * scalarLoads with each invocation's eight loads of a tile issued before its first store
- * (LOADS_FIRST 1 in scalar_loads.wgsl): against scalarLoads only the order differs. Written out for
- * the default tile, where each invocation loads four elements of A and four of B.
+ * (LOADS_FIRST 1 in scalar_loads.wgsl): against scalarLoads the load loops are written out (for the
+ * default tile, where each invocation loads four elements of A and four of B) and reordered.
  */
 export const scalarLoadsFirst: KernelSpec = {
   ...scalarLoads,
@@ -93,8 +93,8 @@ export const scalarLoadsFirst: KernelSpec = {
 
 /**
  * The step with each invocation's two tile loads issued before its first store (loads_first.wgsl):
- * against the step only the order differs. Written out for the default tile, where each
- * invocation loads one vec4 of A and one of B.
+ * against the step the load loops are written out (for the default tile, where each invocation
+ * loads one vec4 of A and one of B) and reordered; in 09's kernel the writing out pays all of it.
  */
 export const loadsFirst: KernelSpec = {
   ...step,

@@ -61,7 +61,8 @@ const loadsFirstInvalid = (p: Params): string | undefined =>
 
 /**
  * The step with each invocation's two tile loads issued before its first store
- * (loads_first.wgsl): against the step only the order differs, as 07's loads_first is to 07.
+ * (loads_first.wgsl): against the step the loops are written out and reordered, as 07's
+ * loads_first is to 07; writtenOut below separates the two.
  */
 export const loadsFirst: KernelSpec = {
   ...step,
