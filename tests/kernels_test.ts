@@ -202,12 +202,14 @@ Deno.test("demo: the local-array 2D blocktile computes the same result", gpuTest
 });
 
 Deno.test(
-  "demo: the 2D blocktile with its loads issued first computes the same result",
+  "demo: the 2D blocktile with its loads issued first or written out in order computes the same result",
   gpuTest,
   async () => {
-    await assertCorrectOn(["blocktile_2d_loads_first"], CONTROL_SHAPES);
+    await assertCorrectOn(["blocktile_2d_loads_first", "blocktile_2d_written_out"], CONTROL_SHAPES);
     const spec = findKernel("blocktile_2d_loads_first")!;
     assert.match(spec.invalid!({ BM: 64, BN: 128, BK: 8 }) ?? "", /4 x the invocations/);
+    assert.match(spec.invalid!({ ...spec.params, IN_ORDER: 2 }) ?? "", /IN_ORDER is 0 or 1/);
+    assert.equal(findKernel("blocktile_2d_written_out")!.params.IN_ORDER, 1);
   },
 );
 
@@ -241,15 +243,18 @@ Deno.test(
 );
 
 Deno.test(
-  "demo: vectorize's four controls compute the same result, padding and strips included",
+  "demo: vectorize's five controls compute the same result, padding and strips included",
   gpuTest,
-  () =>
-    assertCorrectOn([
+  async () => {
+    await assertCorrectOn([
       "vectorize_scalar_loads",
       "vectorize_scalar_loads_first",
       "vectorize_scalar_reads",
       "vectorize_loads_first",
-    ], CONTROL_SHAPES),
+      "vectorize_written_out",
+    ], CONTROL_SHAPES);
+    assert.equal(findKernel("vectorize_written_out")!.params.IN_ORDER, 1);
+  },
 );
 
 Deno.test(

@@ -15,6 +15,10 @@ override BM: u32 = 128;
 override BN: u32 = 128;
 override BK: u32 = 8;
 override THREADS: u32 = (BM / 8u) * (BN / 8u);
+// 0: the eight loads before the first store; 1: the step's order (each element stored before the
+// next is loaded), still written out: against 0 only the order differs, against kernel.wgsl only
+// the loops are gone.
+override IN_ORDER: u32 = 0u;
 
 @group(0) @binding(0) var<storage, read> A: array<f32>;
 @group(0) @binding(1) var<storage, read> B: array<f32>;
@@ -69,8 +73,19 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
   let tiles = (dims.K + BK - 1u) / BK;
   for (var t = 0u; t < tiles; t++) {
     let k0 = t * BK;
-    // All eight loads are issued before the first store: each invocation's four A and four B
-    // elements (BM * BK = BK * BN = 4 * THREADS, step.ts checks), THREADS apart.
+    // Each invocation's four A and four B elements (BM * BK = BK * BN = 4 * THREADS, step.ts
+    // checks), THREADS apart.
+    if (IN_ORDER == 1u) {
+      As[tid] = loadA(tid, m0, k0);
+      As[tid + THREADS] = loadA(tid + THREADS, m0, k0);
+      As[tid + 2u * THREADS] = loadA(tid + 2u * THREADS, m0, k0);
+      As[tid + 3u * THREADS] = loadA(tid + 3u * THREADS, m0, k0);
+      Bs[tid] = loadB(tid, n0, k0);
+      Bs[tid + THREADS] = loadB(tid + THREADS, n0, k0);
+      Bs[tid + 2u * THREADS] = loadB(tid + 2u * THREADS, n0, k0);
+      Bs[tid + 3u * THREADS] = loadB(tid + 3u * THREADS, n0, k0);
+    } else {
+    // All eight loads are issued before the first store.
     let a0 = loadA(tid, m0, k0);
     let a1 = loadA(tid + THREADS, m0, k0);
     let a2 = loadA(tid + 2u * THREADS, m0, k0);
@@ -87,6 +102,7 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
     Bs[tid + THREADS] = b1;
     Bs[tid + 2u * THREADS] = b2;
     Bs[tid + 3u * THREADS] = b3;
+    }
     workgroupBarrier();
     if (computes) {
       for (var p = 0u; p < BK; p++) {

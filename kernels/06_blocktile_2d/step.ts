@@ -2,7 +2,7 @@
 import { launchModel } from "../../lib/steps/launch.ts";
 import { F32_NUMERICS } from "../../lib/accuracy.ts";
 import { type KernelSpec, type Params, stepLayout, variantLayout } from "../../lib/steps/spec.ts";
-import { ANY, blockGrid, F32, need, threads8x8 } from "../../lib/steps/tiling.ts";
+import { ANY, blockGrid, F32, need, switchRule, threads8x8 } from "../../lib/steps/tiling.ts";
 import { blocktile2dFigure } from "../../lib/figures/tiles.ts";
 import { blockTile2dLoop } from "../../lib/model/loops.ts";
 
@@ -79,8 +79,20 @@ export const loadsFirst: KernelSpec = {
   ...variantLayout(layout, "loads_first", "loads_first.wgsl"),
   title: "2D blocktiling, tile loads issued together",
   idea: "The step with a tile's eight loads issued before the first store.",
-  invalid: (p) => blocktile2dInvalid(p) ?? fourLoadsEach(p),
+  invalid: (p) => blocktile2dInvalid(p) ?? fourLoadsEach(p) ?? switchRule(p, "IN_ORDER", [0, 1], 0),
   space: undefined,
   knob: undefined,
   demo: true,
+};
+
+/**
+ * loadsFirst in the step's order (IN_ORDER 1): the loads written out, each element stored before
+ * the next is loaded. Against the step only the loops are gone, against loadsFirst only the order.
+ */
+export const writtenOut: KernelSpec = {
+  ...loadsFirst,
+  ...variantLayout(layout, "written_out", "loads_first.wgsl"),
+  title: "2D blocktiling, tile loads written out in order",
+  idea: "The step with its tile-load loops written out, each element stored before the next load.",
+  params: { ...step.params, IN_ORDER: 1 },
 };

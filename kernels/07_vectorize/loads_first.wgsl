@@ -18,6 +18,10 @@ override BM: u32 = 128;
 override BN: u32 = 128;
 override BK: u32 = 8;
 override THREADS: u32 = (BM / 8u) * (BN / 8u);
+// 0: both loads before the first store; 1: the step's order (A's vec4 stored before B's is
+// loaded), still written out: against 0 only the order differs, against kernel.wgsl only the loops
+// are gone.
+override IN_ORDER: u32 = 0u;
 
 // Tile elements past M, N or K must load as zero. The bounds check selects the address, not the
 // loaded value: an element outside the matrix reads the last vec4 of its buffer, which the runner
@@ -90,7 +94,10 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
     // Both loads are issued before the first store: each invocation's one vec4 of A and one of
     // B (BM * BK / 4 = BK * BN / 4 = THREADS, step.ts checks).
     let va = loadA(tid, m0, k0);
-    let vb = loadB(tid, n0, k0);
+    var vb = vec4<f32>(0.0);
+    if (IN_ORDER == 0u) {
+      vb = loadB(tid, n0, k0);
+    }
     let r = tid / (BK / 4u);
     let at = ((tid % (BK / 4u)) * 4u) * (BM / 4u) + r / 4u;
     let lane = r % 4u;
@@ -98,6 +105,9 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
     As[at + BM / 4u][lane] = va.y;
     As[at + 2u * (BM / 4u)][lane] = va.z;
     As[at + 3u * (BM / 4u)][lane] = va.w;
+    if (IN_ORDER == 1u) {
+      vb = loadB(tid, n0, k0);
+    }
     Bs[tid] = vb;
     workgroupBarrier();
     if (computes) {

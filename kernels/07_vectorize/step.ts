@@ -5,7 +5,7 @@
 import { launchModel } from "../../lib/steps/launch.ts";
 import { F32_NUMERICS } from "../../lib/accuracy.ts";
 import { type KernelSpec, type Params, stepLayout, variantLayout } from "../../lib/steps/spec.ts";
-import { blockGrid, F32, need, threads8x8, VEC4 } from "../../lib/steps/tiling.ts";
+import { blockGrid, F32, need, switchRule, threads8x8, VEC4 } from "../../lib/steps/tiling.ts";
 import { blocktile2dInvalid, fourLoadsEach } from "../06_blocktile_2d/step.ts";
 import { vectorizeFigure } from "../../lib/figures/tiles.ts";
 import { blockTile2dLoop, pairedVec4Loop } from "../../lib/model/loops.ts";
@@ -101,10 +101,22 @@ export const loadsFirst: KernelSpec = {
   ...variantLayout(layout, "loads_first", "loads_first.wgsl"),
   title: "Vectorized, tile loads issued together",
   idea: "The step with a tile's two vec4 loads issued before the first store.",
-  invalid: (p) => vec4Invalid(p) ?? fourLoadsEach(p),
+  invalid: (p) => vec4Invalid(p) ?? fourLoadsEach(p) ?? switchRule(p, "IN_ORDER", [0, 1], 0),
   space: undefined,
   knob: undefined,
   demo: true,
+};
+
+/**
+ * loadsFirst in the step's order (IN_ORDER 1): the two loads written out, A's vec4 stored before
+ * B's is loaded. Against the step only the loops are gone, against loadsFirst only the order.
+ */
+export const writtenOut: KernelSpec = {
+  ...loadsFirst,
+  ...variantLayout(layout, "written_out", "loads_first.wgsl"),
+  title: "Vectorized, tile loads written out in order",
+  idea: "The step with its tile-load loops written out, A's vec4 stored before B's is loaded.",
+  params: { ...step.params, IN_ORDER: 1 },
 };
 
 /**
