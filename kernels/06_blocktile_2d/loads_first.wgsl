@@ -85,23 +85,23 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: v
       Bs[tid + 2u * THREADS] = loadB(tid + 2u * THREADS, n0, k0);
       Bs[tid + 3u * THREADS] = loadB(tid + 3u * THREADS, n0, k0);
     } else {
-    // All eight loads are issued before the first store.
-    let a0 = loadA(tid, m0, k0);
-    let a1 = loadA(tid + THREADS, m0, k0);
-    let a2 = loadA(tid + 2u * THREADS, m0, k0);
-    let a3 = loadA(tid + 3u * THREADS, m0, k0);
-    let b0 = loadB(tid, n0, k0);
-    let b1 = loadB(tid + THREADS, n0, k0);
-    let b2 = loadB(tid + 2u * THREADS, n0, k0);
-    let b3 = loadB(tid + 3u * THREADS, n0, k0);
-    As[tid] = a0;
-    As[tid + THREADS] = a1;
-    As[tid + 2u * THREADS] = a2;
-    As[tid + 3u * THREADS] = a3;
-    Bs[tid] = b0;
-    Bs[tid + THREADS] = b1;
-    Bs[tid + 2u * THREADS] = b2;
-    Bs[tid + 3u * THREADS] = b3;
+      // All eight loads are issued before the first store.
+      let a0 = loadA(tid, m0, k0);
+      let a1 = loadA(tid + THREADS, m0, k0);
+      let a2 = loadA(tid + 2u * THREADS, m0, k0);
+      let a3 = loadA(tid + 3u * THREADS, m0, k0);
+      let b0 = loadB(tid, n0, k0);
+      let b1 = loadB(tid + THREADS, n0, k0);
+      let b2 = loadB(tid + 2u * THREADS, n0, k0);
+      let b3 = loadB(tid + 3u * THREADS, n0, k0);
+      As[tid] = a0;
+      As[tid + THREADS] = a1;
+      As[tid + 2u * THREADS] = a2;
+      As[tid + 3u * THREADS] = a3;
+      Bs[tid] = b0;
+      Bs[tid + THREADS] = b1;
+      Bs[tid + 2u * THREADS] = b2;
+      Bs[tid + 3u * THREADS] = b3;
     }
     workgroupBarrier();
     if (computes) {
