@@ -20,19 +20,12 @@
  */
 import { flag, requiredFlag } from "../flags.ts";
 
-const usage =
-  "usage: issue_ceiling.ts --sass INDEX.json --ceiling GFLOPS [--run RECORD] [--out FILE]";
-const index = JSON.parse(Deno.readTextFileSync(requiredFlag("--sass", usage)));
-const ceiling = Number(requiredFlag("--ceiling", usage));
-const runFile = flag("--run");
-const outFile = flag("--out");
-
 interface Loop {
   instructions: number;
   loads: number;
   loadWidth: number;
 }
-interface Kernel {
+export interface Kernel {
   label: string;
   kernel: string;
   params: Record<string, number>;
@@ -42,7 +35,7 @@ interface Kernel {
 }
 
 /** Instructions issued per multiply-add, or why they cannot be counted from the listing alone. */
-function perMultiplyAdd(k: Kernel): number | string {
+export function perMultiplyAdd(k: Kernel): number | string {
   const hot = k.multiplyAddLoop;
   const fma = hot?.families.FFMA ?? 0;
   if (!hot || !fma) return "no FFMA loop (f16 multiply-adds or sums kept in local memory)";
@@ -63,47 +56,55 @@ function perMultiplyAdd(k: Kernel): number | string {
   return (tile.instructions + loads + trips * hot.instructions) / perTile;
 }
 
-const measured = new Map<string, number>();
-if (runFile) {
-  const run = JSON.parse(Deno.readTextFileSync(runFile));
-  for (const r of run.results ?? []) {
-    if (r.m === 4096 && r.n === 4096 && r.k === 4096 && r.validated) {
-      measured.set(r.label ?? r.kernel.replace(/^\d+_/, ""), r.gflops);
+if (import.meta.main) {
+  const usage =
+    "usage: issue_ceiling.ts --sass INDEX.json --ceiling GFLOPS [--run RECORD] [--out FILE]";
+  const index = JSON.parse(Deno.readTextFileSync(requiredFlag("--sass", usage)));
+  const ceiling = Number(requiredFlag("--ceiling", usage));
+  const runFile = flag("--run");
+  const outFile = flag("--out");
+  const measured = new Map<string, number>();
+  if (runFile) {
+    const run = JSON.parse(Deno.readTextFileSync(runFile));
+    for (const r of run.results ?? []) {
+      if (r.m === 4096 && r.n === 4096 && r.k === 4096 && r.validated) {
+        measured.set(r.label ?? r.kernel.replace(/^\d+_/, ""), r.gflops);
+      }
     }
   }
-}
 
-const rows = (index.kernels as Kernel[]).map((k) => {
-  const per = perMultiplyAdd(k);
-  const bound = typeof per === "number" ? ceiling / per : undefined;
-  const name = k.label;
-  const gflops = measured.get(name);
-  return {
-    label: name,
-    ...(typeof per === "number"
-      ? { instructionsPerMultiplyAdd: per, issueCeilingGflops: bound }
-      : { notCounted: per }),
-    ...(gflops !== undefined ? { gflops, ofCeiling: bound ? gflops / bound : undefined } : {}),
-  };
-});
-for (const r of rows) {
-  if (!("instructionsPerMultiplyAdd" in r)) continue;
-  const of = r.ofCeiling !== undefined
-    ? `  ${r.gflops!.toFixed(0).padStart(6)}  ${(100 * r.ofCeiling).toFixed(0)}%`
-    : "";
-  console.log(
-    `${r.label.padEnd(40)} ${r.instructionsPerMultiplyAdd!.toFixed(2).padStart(6)} ${
-      r.issueCeilingGflops!.toFixed(0).padStart(6)
-    }${of}`,
-  );
-}
-if (outFile) {
-  Deno.writeTextFileSync(
-    outFile,
-    JSON.stringify(
-      { sass: index.commit, fp32CeilingGflops: ceiling, run: runFile, rows },
-      null,
-      1,
-    ) + "\n",
-  );
+  const rows = (index.kernels as Kernel[]).map((k) => {
+    const per = perMultiplyAdd(k);
+    const bound = typeof per === "number" ? ceiling / per : undefined;
+    const name = k.label;
+    const gflops = measured.get(name);
+    return {
+      label: name,
+      ...(typeof per === "number"
+        ? { instructionsPerMultiplyAdd: per, issueCeilingGflops: bound }
+        : { notCounted: per }),
+      ...(gflops !== undefined ? { gflops, ofCeiling: bound ? gflops / bound : undefined } : {}),
+    };
+  });
+  for (const r of rows) {
+    if (!("instructionsPerMultiplyAdd" in r)) continue;
+    const of = r.ofCeiling !== undefined
+      ? `  ${r.gflops!.toFixed(0).padStart(6)}  ${(100 * r.ofCeiling).toFixed(0)}%`
+      : "";
+    console.log(
+      `${r.label.padEnd(40)} ${r.instructionsPerMultiplyAdd!.toFixed(2).padStart(6)} ${
+        r.issueCeilingGflops!.toFixed(0).padStart(6)
+      }${of}`,
+    );
+  }
+  if (outFile) {
+    Deno.writeTextFileSync(
+      outFile,
+      JSON.stringify(
+        { sass: index.commit, fp32CeilingGflops: ceiling, run: runFile, rows },
+        null,
+        1,
+      ) + "\n",
+    );
+  }
 }

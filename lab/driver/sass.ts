@@ -23,23 +23,16 @@
 import zlib from "node:zlib";
 import { requiredFlag } from "../flags.ts";
 
-const usage = "usage: sass.ts --cache DIR --pipelines FILE --nvdisasm PATH --out DIR";
-const cacheDir = requiredFlag("--cache", usage);
-const pipelinesFile = requiredFlag("--pipelines", usage);
-const nvdisasm = requiredFlag("--nvdisasm", usage);
-const outDir = requiredFlag("--out", usage);
-
-interface CaptureRow {
+/** A row of lab/driver/capture.ts's record. */
+export interface CaptureRow {
   label: string;
   kernel: string;
   params: Record<string, number>;
+  invocations?: number;
   driver?: { executables: { statistics: { name: string; value: number }[] }[]; registers?: number };
 }
-const capture = JSON.parse(Deno.readTextFileSync(pipelinesFile));
-const rows: CaptureRow[] = capture.rows;
-
 /** One compiled pipeline from the cache: its raw instructions. */
-interface Program {
+export interface Program {
   frame: number;
   code: Uint8Array;
 }
@@ -55,8 +48,8 @@ function cacheFiles(dir: string): string[] {
 }
 
 const ZSTD_MAGIC = [0x28, 0xb5, 0x2f, 0xfd];
-function programs(file: string): Program[] {
-  const bytes = Deno.readFileSync(file);
+/** The compiled programs in one file of the cache (its zstd frames that hold an NVDANVVM image). */
+export function programs(bytes: Uint8Array): Program[] {
   const starts: number[] = [];
   for (let i = 0; i + 4 <= bytes.length; i++) {
     if (ZSTD_MAGIC.every((m, j) => bytes[i + j] === m)) starts.push(i);
@@ -83,7 +76,10 @@ const binarySize = (row: CaptureRow) =>
  * parameters has that row's code (cached once); every other row takes the next program, whose
  * size must be the one the driver reported for the row.
  */
-function match(list: Program[]): Map<number, { program: Program; sameAs?: string }> {
+export function match(
+  rows: CaptureRow[],
+  list: Program[],
+): Map<number, { program: Program; sameAs?: string }> {
   const key = (row: CaptureRow) => `${row.kernel} ${JSON.stringify(row.params)}`;
   for (let start = 0; start < list.length; start++) {
     const found = new Map<number, { program: Program; sameAs?: string }>();
@@ -106,20 +102,25 @@ function match(list: Program[]): Map<number, { program: Program; sameAs?: string
 }
 
 /** One instruction of the listing. */
-interface Instruction {
+export interface Instruction {
   address: number;
   opcode: string; // with modifiers, e.g. LDS.128
   text: string;
 }
 
-function disassemble(code: Uint8Array): Instruction[] {
+function disassemble(nvdisasm: string, code: Uint8Array): Instruction[] {
   const tmp = Deno.makeTempFileSync({ suffix: ".bin" });
   Deno.writeFileSync(tmp, code);
   const out = new Deno.Command(nvdisasm, { args: ["-b", "SM90", tmp] }).outputSync();
   Deno.removeSync(tmp);
   if (!out.success) throw new Error(new TextDecoder().decode(out.stderr));
+  return parseListing(new TextDecoder().decode(out.stdout));
+}
+
+/** nvdisasm's listing as instructions (address, opcode with its modifiers, the line), guards dropped. */
+export function parseListing(text: string): Instruction[] {
   const list: Instruction[] = [];
-  for (const line of new TextDecoder().decode(out.stdout).split("\n")) {
+  for (const line of text.split("\n")) {
     const m = line.match(/\/\*([0-9a-f]{4,})\*\/\s+(?:@!?U?P\w+\s+)?([A-Z0-9_.]+)(.*);/);
     if (m) list.push({ address: parseInt(m[1], 16), opcode: m[2], text: line.trim() });
   }
@@ -127,7 +128,7 @@ function disassemble(code: Uint8Array): Instruction[] {
 }
 
 /** The instruction families the lessons talk about. */
-function family(opcode: string): string {
+export function family(opcode: string): string {
   const base = opcode.split(".")[0];
   if (["FFMA", "HFMA2", "FMUL", "FADD", "HADD2", "HMUL2"].includes(base)) {
     return opcode.startsWith("HADD2.F32")
@@ -150,7 +151,7 @@ const countBy = (list: Instruction[], key: (i: Instruction) => string) => {
 };
 
 /** Backward branches: each closes a loop from its target to itself. */
-function loops(list: Instruction[]): { from: number; to: number }[] {
+export function loops(list: Instruction[]): { from: number; to: number }[] {
   const found: { from: number; to: number }[] = [];
   for (const [i, ins] of list.entries()) {
     const t = ins.opcode.startsWith("BRA")
@@ -166,7 +167,7 @@ function loops(list: Instruction[]): { from: number; to: number }[] {
 }
 
 /** The memory operations and barriers of a stretch, in issue order, runs collapsed: "LDG.E x4". */
-function memoryOrder(list: Instruction[]): string[] {
+export function memoryOrder(list: Instruction[]): string[] {
   const order: string[] = [];
   let last = "", run = 0;
   const flush = () => {
@@ -186,20 +187,16 @@ function memoryOrder(list: Instruction[]): string[] {
   return order;
 }
 
-Deno.mkdirSync(outDir, { recursive: true });
-const list = cacheFiles(cacheDir).flatMap(programs);
-const matched = match(list);
-const index: Record<string, unknown>[] = [];
-const fileName = (row: CaptureRow) =>
-  row.label.replace(/[{}"]/g, "").replace(/[^A-Za-z0-9_=]+/g, "_").replace(/_+$/, "");
-for (const [i, row] of rows.entries()) {
-  const m = matched.get(i)!;
-  const listing = disassemble(m.program.code);
+/** What the index records of one program: its counts, its multiply-add loop and its tile loop. */
+export function analyse(listing: Instruction[]) {
   // The program ends in a branch to itself and padding: not part of the kernel.
-  const end = listing.findIndex((x) => x.text.includes(`BRA 0x${x.address.toString(16)} ;`));
+  const end = listing.findIndex((x) =>
+    new RegExp(`BRA\\s+0x0*${x.address.toString(16)}\\s*;`).test(x.text)
+  );
   const body = end >= 0 ? listing.slice(0, end) : listing;
+  const all = loops(body);
   // The multiply-add loop: of all loops, the one with the most multiply-adds, innermost on a tie.
-  const withMath = loops(body).map((l) => ({
+  const withMath = all.map((l) => ({
     ...l,
     math: body.slice(l.from, l.to + 1).filter((x) => /^(FFMA|HFMA2)/.test(x.opcode)).length,
   })).sort((a, b) => b.math - a.math || (a.to - a.from) - (b.to - b.from));
@@ -208,101 +205,126 @@ for (const [i, row] of rows.entries()) {
   // The loop over K's tiles: the smallest loop around the multiply-add loop (absent when the
   // multiply-add loop is itself the tile loop, its k steps written out).
   const tile = hot
-    ? loops(body).filter((l) =>
-      l.from <= hot.from && l.to >= hot.to && (l.to - l.from) > (hot.to - hot.from)
-    )
+    ? all.filter((l) => l.from <= hot.from && l.to >= hot.to && l.to - l.from > hot.to - hot.from)
       .sort((a, b) => (a.to - a.from) - (b.to - b.from))[0]
     : undefined;
-  const tileRest = tile
-    ? [...body.slice(tile.from, hot!.from), ...body.slice(hot!.to + 1, tile.to + 1)]
+  const tileRest = tile && hot
+    ? [...body.slice(tile.from, hot.from), ...body.slice(hot.to + 1, tile.to + 1)]
     : [];
-  const name = fileName(row);
-  const lines = body.map((x, j) =>
-    hot && j === hot.from
-      ? `// ---- multiply-add loop starts\n${x.text}`
-      : hot && j === hot.to
-      ? `${x.text}\n// ---- multiply-add loop ends`
-      : x.text
-  );
-  Deno.writeTextFileSync(
-    `${outDir}/${name}.sass`,
-    `// ${row.label} (${row.kernel}, ${
-      JSON.stringify(row.params)
-    }): ${body.length} instructions, ` +
-      `${m.program.code.length} bytes, ${row.driver?.registers ?? "?"} registers` +
-      (m.sameAs ? `; the same code as ${m.sameAs}` : "") + "\n" + lines.join("\n") + "\n",
-  );
-  index.push({
-    label: row.label,
-    kernel: row.kernel,
-    params: row.params,
-    invocations: (row as CaptureRow & { invocations?: number }).invocations,
-    file: `${name}.sass`,
-    ...(m.sameAs ? { sameCodeAs: m.sameAs } : {}),
-    registers: row.driver?.registers,
-    bytes: m.program.code.length,
-    instructions: body.length,
-    families: countBy(body, (x) => family(x.opcode)),
-    loops: loops(body).length,
-    ...(hot
-      ? {
-        multiplyAddLoop: {
-          instructions: hotBody.length,
-          families: countBy(hotBody, (x) => family(x.opcode)),
-          opcodes: countBy(hotBody.filter((x) => family(x.opcode) !== "integer and other"), (x) =>
-            x.opcode),
-          memoryOrder: memoryOrder(hotBody),
-        },
-      }
-      : {}),
-    ...(tile
-      ? {
-        tileLoopOutsideIt: {
-          instructions: tileRest.length,
-          // The tile's other loops (the tile loads, where a loop loads them), counted once above.
-          innerLoops: loops(body).filter((l) =>
-            l.from > tile.from && l.to < tile.to && (l.to < hot!.from || l.from > hot!.to)
-          ).map((l) => {
-            const loop = body.slice(l.from, l.to + 1);
-            return {
-              instructions: loop.length,
-              loads: loop.filter((x) => x.opcode.startsWith("LDG")).length,
-              loadWidth: loop.some((x) => x.opcode.startsWith("LDG.E.128")) ? 4 : 1,
-            };
-          }),
-          families: countBy(tileRest, (x) => family(x.opcode)),
-          memoryOrder: memoryOrder(tileRest),
-        },
-      }
-      : {}),
-  });
-}
-// Listings over 80 KB (the f16 and step 11-14 kernels) go into one archive to keep the repository small.
-const large = index.filter((k) => Deno.statSync(`${outDir}/${k.file}`).size > 80_000);
-if (large.length) {
-  const tar = new Deno.Command("tar", {
-    args: ["-cJf", "larger.tar.xz", ...large.map((k) => k.file as string)],
-    cwd: outDir,
-  }).outputSync();
-  if (!tar.success) throw new Error(new TextDecoder().decode(tar.stderr));
-  for (const k of large) {
-    Deno.removeSync(`${outDir}/${k.file}`);
-    k.archive = "larger.tar.xz";
-  }
-}
-Deno.writeTextFileSync(
-  `${outDir}/index.json`,
-  JSON.stringify(
-    {
-      device: capture.device,
-      commit: capture.commit,
-      captured: capture.started,
-      source: "NVIDIA shader disk cache of lab/driver/capture.ts's pipelines, disassembled by " +
-        "nvdisasm -b SM90 (lab/driver/sass.ts)",
-      kernels: index,
+  const width = (opcode: string) => opcode.includes(".128") ? 4 : opcode.includes(".64") ? 2 : 1;
+  return {
+    body,
+    hot,
+    summary: {
+      instructions: body.length,
+      families: countBy(body, (x) => family(x.opcode)),
+      loops: all.length,
+      ...(hot
+        ? {
+          multiplyAddLoop: {
+            instructions: hotBody.length,
+            families: countBy(hotBody, (x) => family(x.opcode)),
+            opcodes: countBy(
+              hotBody.filter((x) => family(x.opcode) !== "integer and other"),
+              (x) => x.opcode,
+            ),
+            memoryOrder: memoryOrder(hotBody),
+          },
+        }
+        : {}),
+      ...(tile && hot
+        ? {
+          tileLoopOutsideIt: {
+            instructions: tileRest.length,
+            // The tile's other loops (its tile loads, where a loop loads them), counted once above.
+            innerLoops: all.filter((l) =>
+              l.from >= tile.from && l.to < tile.to && (l.to < hot.from || l.from > hot.to)
+            ).map((l) => {
+              const loads = body.slice(l.from, l.to + 1).filter((x) => x.opcode.startsWith("LDG"));
+              return {
+                instructions: l.to - l.from + 1,
+                loads: loads.length,
+                loadWidth: loads.length ? width(loads[0].opcode) : 1,
+              };
+            }),
+            families: countBy(tileRest, (x) => family(x.opcode)),
+            memoryOrder: memoryOrder(tileRest),
+          },
+        }
+        : {}),
     },
-    null,
-    1,
-  ) + "\n",
-);
-console.error(`${rows.length} kernels from ${list.length} cached programs -> ${outDir}`);
+  };
+}
+
+if (import.meta.main) {
+  const usage = "usage: sass.ts --cache DIR --pipelines FILE --nvdisasm PATH --out DIR";
+  const cacheDir = requiredFlag("--cache", usage);
+  const capture = JSON.parse(Deno.readTextFileSync(requiredFlag("--pipelines", usage)));
+  const nvdisasm = requiredFlag("--nvdisasm", usage);
+  const outDir = requiredFlag("--out", usage);
+  const rows: CaptureRow[] = capture.rows;
+  Deno.mkdirSync(outDir, { recursive: true });
+  const list = cacheFiles(cacheDir).flatMap((f) => programs(Deno.readFileSync(f)));
+  const matched = match(rows, list);
+  const index: Record<string, unknown>[] = [];
+  const fileName = (row: CaptureRow) =>
+    row.label.replace(/[{}"]/g, "").replace(/[^A-Za-z0-9_=]+/g, "_").replace(/_+$/, "");
+  for (const [i, row] of rows.entries()) {
+    const m = matched.get(i)!;
+    const { body, hot, summary } = analyse(disassemble(nvdisasm, m.program.code));
+    const name = fileName(row);
+    const lines = body.map((x, j) =>
+      hot && j === hot.from
+        ? `// ---- multiply-add loop starts\n${x.text}`
+        : hot && j === hot.to
+        ? `${x.text}\n// ---- multiply-add loop ends`
+        : x.text
+    );
+    Deno.writeTextFileSync(
+      `${outDir}/${name}.sass`,
+      `// ${row.label} (${row.kernel}, ${JSON.stringify(row.params)}): ${body.length} ` +
+        `instructions, ${m.program.code.length} bytes, ${row.driver?.registers ?? "?"} registers` +
+        (m.sameAs ? `; the same code as ${m.sameAs}` : "") + "\n" + lines.join("\n") + "\n",
+    );
+    index.push({
+      label: row.label,
+      kernel: row.kernel,
+      params: row.params,
+      invocations: row.invocations,
+      file: `${name}.sass`,
+      ...(m.sameAs ? { sameCodeAs: m.sameAs } : {}),
+      registers: row.driver?.registers,
+      bytes: m.program.code.length,
+      ...summary,
+    });
+  }
+  // Listings over 80 KB (the f16 kernels, 11's and 12's) go into one archive: a smaller repository.
+  const large = index.filter((k) => Deno.statSync(`${outDir}/${k.file}`).size > 80_000);
+  if (large.length) {
+    const tar = new Deno.Command("tar", {
+      args: ["-cJf", "larger.tar.xz", ...large.map((k) => k.file as string)],
+      cwd: outDir,
+    }).outputSync();
+    if (!tar.success) throw new Error(new TextDecoder().decode(tar.stderr));
+    for (const k of large) {
+      Deno.removeSync(`${outDir}/${k.file}`);
+      k.archive = "larger.tar.xz";
+    }
+  }
+  Deno.writeTextFileSync(
+    `${outDir}/index.json`,
+    JSON.stringify(
+      {
+        device: capture.device,
+        commit: capture.commit,
+        captured: capture.started,
+        source: "NVIDIA shader disk cache of lab/driver/capture.ts's pipelines, disassembled by " +
+          "nvdisasm -b SM90 (lab/driver/sass.ts)",
+        kernels: index,
+      },
+      null,
+      1,
+    ) + "\n",
+  );
+  console.error(`${rows.length} kernels from ${list.length} cached programs -> ${outDir}`);
+}
