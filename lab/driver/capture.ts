@@ -176,4 +176,12 @@ for (
 ) {
   await capture(`${name} at 12's tile`, byName(name), { ...tile, ...f16 });
 }
+// Every knob point, laid over the step's defaults as the notebooks' knob cells run them, so the
+// code behind each knob row can be read (lab/driver/sass.ts). 12's transforms are captured above.
+for (const spec of KERNELS) {
+  if (!spec.knob || spec.name === "shapes" || spec.name === "generated") continue;
+  for (const point of spec.knob.points) {
+    await capture(`${spec.name} knob ${JSON.stringify(point)}`, spec, { ...spec.params, ...point });
+  }
+}
 console.error(`wrote ${outFile}`);

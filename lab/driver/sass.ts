@@ -87,6 +87,7 @@ export function match(
     let ok = true;
     for (const [i, row] of rows.entries()) {
       const twin = rows.findIndex((r) => key(r) === key(row));
+      if (binarySize(row) === undefined) continue; // no pipeline (the row's error says why)
       if (twin < i) {
         found.set(i, { program: found.get(twin)!.program, sameAs: rows[twin].label });
       } else if (next < list.length && list[next].code.length === binarySize(row)) {
@@ -270,7 +271,8 @@ if (import.meta.main) {
   const fileName = (row: CaptureRow) =>
     row.label.replace(/[{}"]/g, "").replace(/[^A-Za-z0-9_=]+/g, "_").replace(/_+$/, "");
   for (const [i, row] of rows.entries()) {
-    const m = matched.get(i)!;
+    const m = matched.get(i);
+    if (!m) continue;
     const { body, hot, summary } = analyse(disassemble(nvdisasm, m.program.code));
     const name = fileName(row);
     const lines = body.map((x, j) =>
