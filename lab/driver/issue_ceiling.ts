@@ -63,12 +63,22 @@ if (import.meta.main) {
   const ceiling = Number(requiredFlag("--ceiling", usage));
   const runFile = flag("--run");
   const outFile = flag("--out");
+  // The run's validated rows at 4096 x 4096 x 4096, its knob sweeps' among them, by kernel and
+  // parameters: a kernel's row is the one timed with the parameters its code was compiled with.
+  const key = (kernel: string, params: unknown) =>
+    `${kernel} ${JSON.stringify(Object.entries(params ?? {}).sort())}`;
   const measured = new Map<string, number>();
   if (runFile) {
     const run = JSON.parse(Deno.readTextFileSync(runFile));
-    for (const r of run.results ?? []) {
+    const timed = [
+      ...(run.results ?? []),
+      ...(run.knobs ?? []).flatMap((k: { points: { result?: unknown }[] }) =>
+        k.points.map((p) => p.result).filter(Boolean)
+      ),
+    ];
+    for (const r of timed) {
       if (r.m === 4096 && r.n === 4096 && r.k === 4096 && r.validated) {
-        measured.set(r.label ?? r.kernel.replace(/^\d+_/, ""), r.gflops);
+        measured.set(key(r.kernel, r.params), r.gflops);
       }
     }
   }
@@ -77,7 +87,7 @@ if (import.meta.main) {
     const per = perMultiplyAdd(k);
     const bound = typeof per === "number" ? ceiling / per : undefined;
     const name = k.label;
-    const gflops = measured.get(name);
+    const gflops = measured.get(key(k.kernel, k.params));
     return {
       label: name,
       ...(typeof per === "number"
