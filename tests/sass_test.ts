@@ -24,15 +24,7 @@ function nvdaFrame(code: Uint8Array, offset = 304): Uint8Array {
   return frame;
 }
 const zstd = (bytes: Uint8Array) => new Uint8Array(zlib.zstdCompressSync(bytes));
-const concat = (...parts: Uint8Array[]) => {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-};
+const concat = (...parts: Uint8Array[]) => new Uint8Array(parts.flatMap((p) => [...p]));
 
 Deno.test("programs: the code of each NVDANVVM frame, ELF frames and headers between skipped", () => {
   const code = Uint8Array.from({ length: 96 }, (_, i) => (i * 7) & 255);
