@@ -16,7 +16,7 @@
  * frames are matched to the capture's rows in order by the binary size the driver reported for each
  * (a row whose size does not come next compiled to an earlier row's code and is matched to it).
  * Writes one `.sass` file per kernel (the loop that does the multiply-adds marked; those over 80 KB
- * packed into `larger.tar.xz`) and `index.json`:
+ * packed into `larger.tar.gz`) and `index.json`:
  * per kernel, the instruction counts of the whole program and of that loop, and the loop's memory
  * operations in issue order.
  */
@@ -304,13 +304,13 @@ if (import.meta.main) {
   const large = index.filter((k) => Deno.statSync(`${outDir}/${k.file}`).size > 80_000);
   if (large.length) {
     const tar = new Deno.Command("tar", {
-      args: ["-cJf", "larger.tar.xz", ...large.map((k) => k.file as string)],
+      args: ["-czf", "larger.tar.gz", ...large.map((k) => k.file as string)],
       cwd: outDir,
     }).outputSync();
     if (!tar.success) throw new Error(new TextDecoder().decode(tar.stderr));
     for (const k of large) {
       Deno.removeSync(`${outDir}/${k.file}`);
-      k.archive = "larger.tar.xz";
+      k.archive = "larger.tar.gz";
     }
   }
   Deno.writeTextFileSync(
