@@ -1,7 +1,13 @@
 /** 2D blocktiling: an 8 x 8 block of C per invocation, and its local-array teaching variant. */
 import { launchModel } from "../../lib/steps/launch.ts";
 import { F32_NUMERICS } from "../../lib/accuracy.ts";
-import { type KernelSpec, type Params, stepLayout, variantLayout } from "../../lib/steps/spec.ts";
+import {
+  type KernelSpec,
+  type Params,
+  stepLayout,
+  variantLayout,
+  writtenOutControl,
+} from "../../lib/steps/spec.ts";
 import { ANY, blockGrid, F32, need, switchRule, threads8x8 } from "../../lib/steps/tiling.ts";
 import { blocktile2dFigure } from "../../lib/figures/tiles.ts";
 import { blockTile2dLoop } from "../../lib/model/loops.ts";
@@ -85,14 +91,8 @@ export const loadsFirst: KernelSpec = {
   demo: true,
 };
 
-/**
- * loadsFirst in the step's order (IN_ORDER 1): the loads written out, each element stored before
- * the next is loaded. Against the step only the loops are gone, against loadsFirst only the order.
- */
-export const writtenOut: KernelSpec = {
-  ...loadsFirst,
-  ...variantLayout(layout, "written_out", "loads_first.wgsl"),
+/** loadsFirst in the step's order: the loads written out, each element stored before the next. */
+export const writtenOut = writtenOutControl(loadsFirst, layout, "written_out", step.params, {
   title: "2D blocktiling, tile loads written out in order",
   idea: "The step with its tile-load loops written out, each element stored before the next load.",
-  params: { ...step.params, IN_ORDER: 1 },
-};
+});

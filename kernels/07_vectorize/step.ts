@@ -4,7 +4,13 @@
  */
 import { launchModel } from "../../lib/steps/launch.ts";
 import { F32_NUMERICS } from "../../lib/accuracy.ts";
-import { type KernelSpec, type Params, stepLayout, variantLayout } from "../../lib/steps/spec.ts";
+import {
+  type KernelSpec,
+  type Params,
+  stepLayout,
+  variantLayout,
+  writtenOutControl,
+} from "../../lib/steps/spec.ts";
 import { blockGrid, F32, need, switchRule, threads8x8, VEC4 } from "../../lib/steps/tiling.ts";
 import { blocktile2dInvalid, fourLoadsEach } from "../06_blocktile_2d/step.ts";
 import { vectorizeFigure } from "../../lib/figures/tiles.ts";
@@ -107,17 +113,11 @@ export const loadsFirst: KernelSpec = {
   demo: true,
 };
 
-/**
- * loadsFirst in the step's order (IN_ORDER 1): the two loads written out, A's vec4 stored before
- * B's is loaded. Against the step only the loops are gone, against loadsFirst only the order.
- */
-export const writtenOut: KernelSpec = {
-  ...loadsFirst,
-  ...variantLayout(layout, "written_out", "loads_first.wgsl"),
+/** loadsFirst in the step's order: the two loads written out, A's vec4 stored before B's load. */
+export const writtenOut = writtenOutControl(loadsFirst, layout, "written_out", step.params, {
   title: "Vectorized, tile loads written out in order",
   idea: "The step with its tile-load loops written out, A's vec4 stored before B's is loaded.",
-  params: { ...step.params, IN_ORDER: 1 },
-};
+});
 
 /**
  * The step with 06's bounds check (value_select.wgsl): the loaded value replaced by zero past the

@@ -1,5 +1,11 @@
 /** Subgroup (warp) tiling: each group of 32 invocations owns a 32 x 64 block of C. */
-import { type KernelSpec, type Params, stepLayout, variantLayout } from "../../lib/steps/spec.ts";
+import {
+  type KernelSpec,
+  type Params,
+  stepLayout,
+  variantLayout,
+  writtenOutControl,
+} from "../../lib/steps/spec.ts";
 import { need, switchRule } from "../../lib/steps/tiling.ts";
 import { fourLoadsEach } from "../06_blocktile_2d/step.ts";
 import { vec4Invalid } from "../07_vectorize/step.ts";
@@ -88,25 +94,18 @@ export const flatLoadsFirst: KernelSpec = {
   loop: bankConflicts.loop,
 };
 
-/**
- * The step's two load loops written out, each vec4 stored before the next is loaded as the step's
- * loops do (loads_first.wgsl with IN_ORDER 1): against the step only the loops are gone, against
- * loadsFirst only the order differs.
- */
-export const writtenOut: KernelSpec = {
-  ...loadsFirst,
-  ...variantLayout(layout, "written_out", "loads_first.wgsl"),
+/** loadsFirst in the step's order: the two loads written out, A's vec4 stored before B's load. */
+export const writtenOut = writtenOutControl(loadsFirst, layout, "written_out", step.params, {
   title: "Subgroup tiling, tile loads written out in order",
   idea: "The step with its tile-load loops written out, A's vec4 stored before B's is loaded.",
-  params: { ...step.params, IN_ORDER: 1 },
-};
+});
 
 /** writtenOut with 08's flat mapping (WARP_TILES = 0): 08's mapping, its load loops written out. */
 export const flatWrittenOut: KernelSpec = {
-  ...writtenOut,
-  ...variantLayout(layout, "flat_written_out", "loads_first.wgsl"),
-  title: "Flat mapping, tile loads written out in order",
-  idea: "08's mapping with its tile-load loops written out, A's vec4 stored before B's is loaded.",
-  params: { ...step.params, WARP_TILES: 0, IN_ORDER: 1 },
+  ...writtenOutControl(loadsFirst, layout, "flat_written_out", { ...step.params, WARP_TILES: 0 }, {
+    title: "Flat mapping, tile loads written out in order",
+    idea:
+      "08's mapping with its tile-load loops written out, A's vec4 stored before B's is loaded.",
+  }),
   loop: bankConflicts.loop,
 };

@@ -242,6 +242,26 @@ export function variantLayout(step: StepLayout, suffix: string, file?: string): 
 }
 
 /**
+ * A loads-first control put back in its step's order (IN_ORDER 1 in the step's loads_first.wgsl):
+ * the tile-load loops written out, each element stored before the next is loaded. Against the step
+ * only the loops are gone; against the loads-first control only the order.
+ */
+export function writtenOutControl(
+  loadsFirst: KernelSpec,
+  step: StepLayout,
+  suffix: string,
+  params: Params,
+  text: { title: string; idea: string },
+): KernelSpec {
+  return {
+    ...loadsFirst,
+    ...variantLayout(step, suffix, "loads_first.wgsl"),
+    ...text,
+    params: { ...params, IN_ORDER: 1 },
+  };
+}
+
+/**
  * The step name in a kernel id ("11_autotune" -> "autotune"; a name is returned as it is).
  * Records and tuning files hold ids with the number of their day; matching on the name keeps
  * them readable after a step is renumbered.
