@@ -1,9 +1,10 @@
 /**
  * Where each ladder kernel's time goes, measured by leaving parts out (lab: not part of the
  * product). Each kernel is first validated against the float64 reference and timed as the bench
- * times it; then the same kernel is timed again whole, without its global loads (each read of A
- * and B replaced by a value made from its index: lib/ablation.ts), and without those and its
- * barriers. Only the whole kernel computes C; the other rows are timings of kernels that are
+ * times it; then the same kernel is timed again whole, then without its global loads (each read of
+ * A and B replaced by a value made from its index: lib/ablation.ts), then also without its
+ * barriers, its stores to workgroup memory and its reads of it (each replaced as the loads
+ * were): what is left is the multiply-adds and the index arithmetic. Only the whole kernel computes C; the other rows are timings of kernels that are
  * wrong on purpose. Writes DIR/ablation.json in data/ablation/'s format.
  *
  *   deno run -A lab/ablate_ladder.ts --out DIR [--quick] [--kernels a,b,...]
@@ -78,13 +79,14 @@ async function ablate(spec: KernelSpec): Promise<Ablation | undefined> {
   }
   const params = whole.params;
   const source = spec.generate ? spec.generate(params) : await loadKernelSource(spec.file);
-  const cumulative: [string, LeftOut[]][] = [
-    ["nothing (the whole kernel)", []],
-    ["the global loads", ["global loads"]],
-  ];
-  if (source.includes("workgroupBarrier();")) {
-    cumulative.push(["the barriers", ["global loads", "barriers"]]);
+  const cumulative: [string, LeftOut[]][] = [["nothing (the whole kernel)", []]];
+  const parts: [string, LeftOut][] = [["the global loads", "global loads"]];
+  if (source.includes("workgroupBarrier();")) parts.push(["the barriers", "barriers"]);
+  if (source.includes("var<workgroup>")) {
+    parts.push(["the stores to workgroup memory", "workgroup stores"]);
+    parts.push(["the reads of workgroup memory", "workgroup reads"]);
   }
+  for (const [label, part] of parts) cumulative.push([label, [...cumulative.at(-1)![1], part]]);
   const stages: AblationStage[] = [];
   for (const [leftOut, parts] of cumulative) {
     const pipeline = await pipelineWithout(spec, params, parts);

@@ -57,7 +57,7 @@ export async function loadAblation(device: string, config: string): Promise<Abla
 }
 
 /** What a ladder ablation takes out of a kernel's WGSL, each on top of the ones before it. */
-export type LeftOut = "global loads" | "barriers";
+export type LeftOut = "global loads" | "barriers" | "workgroup stores" | "workgroup reads";
 
 /** The index inside the brackets that open at `open` (the `[`), and where they close. */
 function bracketed(code: string, open: number): [string, number] {
@@ -69,35 +69,85 @@ function bracketed(code: string, open: number): [string, number] {
   throw new Error(`ablation: unclosed [ at ${open}`);
 }
 
+/** `array<T, N>` and `vecN<T>` indexed once: T. */
+function indexed(type: string): string {
+  const array = type.match(/^array<(.+),[^,<>]+>$/) ?? type.match(/^array<(.+)>$/);
+  if (array) return array[1].trim();
+  const vector = type.match(/^vec[234]<(f16|f32)>$/);
+  if (vector) return vector[1];
+  throw new Error(`ablation: cannot index ${type}`);
+}
+
+/** A float of `type` made from an index, the stand-in for a value read from memory. */
+function standIn(type: string, indices: string[]): string {
+  const scalar = type.match(/(f16|f32)/)?.[1];
+  if (!scalar) throw new Error(`ablation: ${type} holds no floats`);
+  const value = `${scalar}((${indices.map((i) => `(${i})`).join(" + ")}) & 7u)`;
+  return type === scalar ? value : `${type}(${value})`;
+}
+
+/**
+ * Every access to `array` (declared with `type`): the read or the store statement it is part of,
+ * each given to `edit` with its chain of indices, innermost type and whether it is a store.
+ */
+function rewriteAccesses(
+  code: string,
+  array: string,
+  type: string,
+  edit: (access: { indices: string[]; element: string; store: boolean }) => string | undefined,
+): string {
+  const access = new RegExp(`(?<![\\w.&])${array}\\[`, "g");
+  let out = "";
+  let from = 0;
+  for (const m of code.matchAll(access)) {
+    if (m.index! < from) continue;
+    const indices: string[] = [];
+    let element = type;
+    let end = m.index! + array.length;
+    while (code[end] === "[") {
+      const [index, close] = bracketed(code, end);
+      indices.push(index);
+      element = indexed(element);
+      end = close + 1;
+    }
+    const store = /^\s*=(?!=)/.test(code.slice(end));
+    if (store) end = code.indexOf(";", end) + 1;
+    const replacement = edit({ indices, element, store });
+    if (replacement === undefined) continue;
+    out += code.slice(from, m.index) + replacement;
+    from = end;
+  }
+  return out + code.slice(from);
+}
+
+/** The arrays of one address space (`storage, read` or `workgroup`) and their types. */
+function declared(code: string, space: string): [string, string][] {
+  const found = code.matchAll(new RegExp(`var<${space}>\\s+(\\w+)\\s*:\\s*(.+);`, "g"));
+  return [...found].map((m) => [m[1], m[2].trim()]);
+}
+
 /**
  * A kernel's WGSL with parts left out, for timing what they cost (the result is wrong on
  * purpose). "global loads": every read of the input arrays A and B becomes a value made from
  * its own index (`(index & 7)` as a float), so the address arithmetic and bounds checks stay
  * and only the memory instruction goes; the entry point keeps both bindings with a phony
- * assignment. "barriers": every workgroupBarrier() is dropped.
+ * assignment. "barriers": every workgroupBarrier() is dropped. "workgroup stores": every store
+ * to workgroup memory is dropped. "workgroup reads": every read of workgroup memory becomes a
+ * value made from its indices, as the global loads did. Comments are dropped.
  */
 export function ablatedSource(code: string, leftOut: readonly LeftOut[]): string {
+  // Comments go first: an array named in one would be taken for an access.
+  code = code.replace(/\/\/.*$/gm, "");
   if (leftOut.includes("global loads")) {
     for (const array of ["A", "B"]) {
-      const declared = code.match(
-        new RegExp(`var<storage,\\s*read>\\s+${array}\\s*:\\s*array<(.+)>;`),
-      );
-      if (!declared) throw new Error(`ablation: no read-only storage array ${array}`);
-      const element = declared[1].trim();
-      const scalar = element.match(/(f16|f32)/)?.[1];
-      if (!scalar) throw new Error(`ablation: ${array} holds ${element}, not floats`);
-      const read = new RegExp(`(?<![\\w.&])${array}\\[`, "g");
-      let out = "";
-      let from = 0;
-      for (const m of code.matchAll(read)) {
-        if (m.index! < from) continue;
-        const [index, close] = bracketed(code, m.index! + array.length);
-        const value = `${scalar}((${index}) & 7u)`;
-        out += code.slice(from, m.index) + (element === scalar ? value : `${element}(${value})`);
-        from = close + 1;
-      }
-      if (from === 0) throw new Error(`ablation: ${array} is never read`);
-      code = out + code.slice(from);
+      const type = declared(code, "storage,\\s*read").find(([name]) => name === array)?.[1];
+      if (!type) throw new Error(`ablation: no read-only storage array ${array}`);
+      let reads = 0;
+      code = rewriteAccesses(code, array, type, ({ indices, element }) => {
+        reads++;
+        return standIn(element, indices);
+      });
+      if (!reads) throw new Error(`ablation: ${array} is never read`);
     }
     const entry = code.match(/@compute[^{]*\{/);
     if (!entry) throw new Error("ablation: no @compute entry point");
@@ -107,6 +157,17 @@ export function ablatedSource(code: string, leftOut: readonly LeftOut[]): string
   if (leftOut.includes("barriers")) {
     if (!code.includes("workgroupBarrier();")) throw new Error("ablation: no barrier to drop");
     code = code.replaceAll("workgroupBarrier();", "");
+  }
+  const shared = declared(code, "workgroup");
+  for (const part of ["workgroup stores", "workgroup reads"] as const) {
+    if (!leftOut.includes(part)) continue;
+    if (!shared.length) throw new Error("ablation: no workgroup memory");
+    for (const [array, type] of shared) {
+      code = rewriteAccesses(code, array, type, ({ indices, element, store }) => {
+        if (store !== (part === "workgroup stores")) return undefined;
+        return store ? "" : standIn(element, indices);
+      });
+    }
   }
   return code;
 }
