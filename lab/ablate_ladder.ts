@@ -12,8 +12,8 @@
  * --quick: 256 x 256 x 256 (a dry run on the software adapter).
  */
 import {
-  type Ablation,
   ablatedSource,
+  type Ablation,
   type AblationFile,
   type AblationStage,
   type LeftOut,

@@ -20,6 +20,20 @@ export interface AblationStage {
   spread?: number;
   /** Timed passes. */
   reps?: number;
+  /** The machine code that ran (the ladder ablation: read from the driver's shader cache). */
+  machineCode?: StageCode;
+}
+
+/** What the driver compiled one stage to, and the issue ceiling that code allows. */
+export interface StageCode {
+  instructions: number;
+  /** FFMA and HFMA2 instructions in the program (the whole kernel's, unless the compiler merged some). */
+  multiplyAdds: number;
+  /** Instructions issued per multiply-add over a tile of K (absent: `notCounted` says why). */
+  instructionsPerMultiplyAdd?: number;
+  /** The FP32 ceiling over instructions per multiply-add: what this code can issue at most. */
+  issueCeilingGflops?: number;
+  notCounted?: string;
 }
 
 /** One tile configuration taken apart. */
@@ -42,6 +56,15 @@ export interface Ablation {
 export interface AblationFile {
   schema: 1;
   ablations: Ablation[];
+}
+
+/**
+ * Every ladder kernel taken apart on one device, data/ablation/ladder/<device>.json
+ * (lab/ablate_ladder.ts timed it; lab/driver/ablation_code.ts added each stage's machine code).
+ */
+export async function loadLadderAblation(device: string): Promise<AblationFile> {
+  const url = new URL(`ladder/${device}.json`, ABLATION_DIR);
+  return JSON.parse(await Deno.readTextFile(url)) as AblationFile;
 }
 
 /** One configuration (e.g. "128x256x16 TN16") of data/ablation/<device>.json. */

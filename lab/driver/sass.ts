@@ -37,7 +37,8 @@ export interface Program {
   code: Uint8Array;
 }
 
-function cacheFiles(dir: string): string[] {
+/** The cache's files that hold programs, in the order the driver names them. */
+export function cacheFiles(dir: string): string[] {
   const found: string[] = [];
   for (const e of Deno.readDirSync(dir)) {
     const path = `${dir}/${e.name}`;
@@ -109,7 +110,8 @@ export interface Instruction {
   text: string;
 }
 
-function disassemble(nvdisasm: string, code: Uint8Array): Instruction[] {
+/** One program's instructions, by CUDA's disassembler. */
+export function disassemble(nvdisasm: string, code: Uint8Array): Instruction[] {
   const tmp = Deno.makeTempFileSync({ suffix: ".bin" });
   Deno.writeFileSync(tmp, code);
   const out = new Deno.Command(nvdisasm, { args: ["-b", "SM90", tmp] }).outputSync();
@@ -188,6 +190,13 @@ export function memoryOrder(list: Instruction[]): string[] {
   return order;
 }
 
+/**
+ * A multiply-add instruction: FFMA, or HFMA2 save the move the compiler spells `HFMA2.MMA R, -RZ,
+ * RZ, a, b` (zero times zero plus a constant).
+ */
+export const isMultiplyAdd = (x: Instruction): boolean =>
+  /^(FFMA|HFMA2)/.test(x.opcode) && !/HFMA2\.MMA\s+R\d+,\s*-?RZ,\s*RZ,/.test(x.text);
+
 /** What the index records of one program: its counts, its multiply-add loop and its tile loop. */
 export function analyse(listing: Instruction[]) {
   // The program ends in a branch to itself and padding: not part of the kernel.
@@ -199,7 +208,7 @@ export function analyse(listing: Instruction[]) {
   // The multiply-add loop: of all loops, the one with the most multiply-adds, innermost on a tie.
   const withMath = all.map((l) => ({
     ...l,
-    math: body.slice(l.from, l.to + 1).filter((x) => /^(FFMA|HFMA2)/.test(x.opcode)).length,
+    math: body.slice(l.from, l.to + 1).filter(isMultiplyAdd).length,
   })).sort((a, b) => b.math - a.math || (a.to - a.from) - (b.to - b.from));
   const hot = withMath[0]?.math ? withMath[0] : undefined;
   const hotBody = hot ? body.slice(hot.from, hot.to + 1) : [];
