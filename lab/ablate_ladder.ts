@@ -19,7 +19,7 @@ import {
   type LeftOut,
 } from "../lib/ablation.ts";
 import { acquireGpu, compileWgsl, loadKernelSource } from "../lib/gpu.ts";
-import { type Shape } from "../lib/matrix.ts";
+import type { Shape } from "../lib/matrix.ts";
 import { findKernel, type KernelSpec, type Params } from "../lib/registry.ts";
 import { BoundProblem, runKernel } from "../lib/runner.ts";
 import { currentCommit } from "../lib/record.ts";
