@@ -88,8 +88,8 @@ async function ablate(spec: KernelSpec): Promise<Ablation | undefined> {
   }
   for (const [label, part] of parts) cumulative.push([label, [...cumulative.at(-1)![1], part]]);
   const stages: AblationStage[] = [];
-  for (const [leftOut, parts] of cumulative) {
-    const pipeline = await pipelineWithout(spec, params, parts);
+  for (const [leftOut, takenOut] of cumulative) {
+    const pipeline = await pipelineWithout(spec, params, takenOut);
     const problem = await BoundProblem.random(gpu, { spec, params, pipeline }, shape);
     try {
       const t = await timePasses(gpu, (pass) => problem.encode(pass), { budgetMs: 300 });
