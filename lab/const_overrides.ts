@@ -3,7 +3,8 @@
  * The ladder's kernels take their tile parameters and switches as `override` constants, which the
  * pipeline fixes at creation. Each kernel named is run twice at 4096 as the bench runs it: as
  * written, and with every `override NAME: u32` rewritten as a `const` holding the value the
- * pipeline would have given it (`constSource`). Both are validated against the float64 reference
+ * pipeline would have given it (`constSource`); 09's kernels also with the `WARP_TILES` switch
+ * taken out of the text (`switchRemoved`). All are validated against the float64 reference
  * and timed with GPU timestamps, alternately, twice each. Writes DIR/const.json; with the driver's
  * shader cache kept (see lab/driver/sass.ts), each program's machine code can be counted after.
  *
@@ -36,6 +37,42 @@ export function constSource(code: string, params: Params): string {
   if (/\boverride\b/.test(out.replace(/\/\/.*$/gm, ""))) {
     throw new Error("an override that is not a u32 was left");
   }
+  return out;
+}
+
+/**
+ * 09's kernel with its `WARP_TILES` switch taken out of the text: each `select(flat, tiles,
+ * warpTiles)` replaced by the argument `warpTiles` picks (`tiles`: the step; else 08's mapping).
+ */
+export function switchRemoved(code: string, tiles: boolean): string {
+  const call = "select(";
+  let out = code.replace(/^\s*let warpTiles = WARP_TILES == 1u;\n/m, "");
+  let at = out.indexOf(call);
+  let replaced = 0;
+  while (at >= 0) {
+    // The call's arguments at depth 0, split at their commas.
+    let depth = 0, start = at + call.length, end = start;
+    const parts: string[] = [];
+    for (let i = start; i < out.length; i++) {
+      const ch = out[i];
+      if (ch === "(") depth++;
+      else if (ch === ")" && depth-- === 0) {
+        parts.push(out.slice(start, i));
+        end = i + 1;
+        break;
+      } else if (ch === "," && depth === 0) {
+        parts.push(out.slice(start, i));
+        start = i + 1;
+      }
+    }
+    if (parts.at(-1)!.trim() === "") parts.pop(); // a trailing comma
+    if (parts.length === 3 && parts[2].trim() === "warpTiles") {
+      out = out.slice(0, at) + `(${(tiles ? parts[1] : parts[0]).trim()})` + out.slice(end);
+      replaced++;
+    }
+    at = out.indexOf(call, at + 1);
+  }
+  if (!replaced || /\bwarpTiles\b/.test(out)) throw new Error("the switch was not taken out whole");
   return out;
 }
 
@@ -89,6 +126,19 @@ if (import.meta.main) {
       ["override", { spec, params, pipeline: written }],
       ["const", { spec, params, pipeline: asConst }],
     ];
+    if (name.startsWith("subgroup_tiling")) {
+      const code = switchRemoved(await loadKernelSource(spec.file), (params.WARP_TILES ?? 1) === 1);
+      const noSwitch = await gpu.device.createComputePipelineAsync({
+        label: `${spec.id} without the switch`,
+        layout: "auto",
+        compute: {
+          module: await compileWgsl(gpu, code, `${spec.file} without the switch`),
+          entryPoint: spec.entryPoint,
+          constants: Object.fromEntries(Object.entries(params).filter(([k]) => k !== "WARP_TILES")),
+        },
+      });
+      variants.push(["without the switch", { spec, params, pipeline: noSwitch }]);
+    }
     const results = new Map<string, { relErr: number; validated: boolean; ms: number[] }>();
     for (const [how, v] of variants) {
       const r = await validateThenTime({ ...shape, relErr: NaN, validated: false }, {
@@ -114,7 +164,11 @@ if (import.meta.main) {
     console.error(JSON.stringify(row));
     await Deno.writeTextFile(
       `${outDir}/const.json`,
-      JSON.stringify({ device: gpu.summary.description, started, commit, shape: n, rows }, null, 1) +
+      JSON.stringify(
+        { device: gpu.summary.description, started, commit, shape: n, rows },
+        null,
+        1,
+      ) +
         "\n",
     );
   }
