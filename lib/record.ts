@@ -455,15 +455,20 @@ export function coversSteps(record: RunRecord, steps: string[]): boolean {
 
 /**
  * The record that shows the whole ladder: of the complete GPU runs, the newest of those that
- * validated the most of `steps` (so a step no GPU host has run yet, or a later run of only some
- * steps, does not hide the ladder). `records` sorted by date, as listRecords returns them.
+ * validated the most of `steps` at the most shapes (so a step no GPU host has run yet, a later run
+ * of only some steps, or a later run of every step at one size does not hide the ladder).
+ * `records` sorted by date, as listRecords returns them.
  */
 export function ladderRecord<T extends { record: RunRecord }>(
   records: T[],
   steps: string[],
 ): T | undefined {
   const covered = (r: RunRecord) => steps.filter((s) => coversSteps(r, [s])).length;
+  const shapes = (r: RunRecord) =>
+    new Set(r.results.filter((x) => x.validated).map((x) => `${x.m}x${x.k}x${x.n}`)).size;
   const gpu = records.filter((x) => isGpuRun(x.record));
   const most = Math.max(0, ...gpu.map((x) => covered(x.record)));
-  return gpu.filter((x) => covered(x.record) === most && most > 0).at(-1);
+  const widest = gpu.filter((x) => covered(x.record) === most && most > 0);
+  const mostShapes = Math.max(0, ...widest.map((x) => shapes(x.record)));
+  return widest.filter((x) => shapes(x.record) === mostShapes).at(-1);
 }

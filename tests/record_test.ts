@@ -105,6 +105,18 @@ Deno.test("the ladder's record: the newest of the GPU runs that validated the mo
   // "shapes" has no GPU run yet: it does not hide the ladder.
   const steps = ["naive", "autotune", "generated", "shapes"];
   assert.equal(ladderRecord([older, ladder, some, software], steps), ladder);
+  // A later run of every step at one size does not hide the ladder run at more sizes.
+  const atMoreSizes = {
+    record: {
+      ...ladder.record,
+      results: [
+        ...ladder.record.results,
+        ...ladder.record.results.map((r) => ({ ...r, m: 2048, k: 2048, n: 2048 })),
+      ],
+    } as RunRecord,
+  };
+  const oneSize = run("2026-01-05", ["02_naive", "11_autotune", "12_generated"]);
+  assert.equal(ladderRecord([atMoreSizes, oneSize], steps), atMoreSizes);
   assert.equal(ladderRecord([older, some], steps), older, "generated alone is not the ladder");
   assert.equal(ladderRecord([software], steps), undefined);
   assert.ok(coversSteps(ladder.record, ["autotune", "12_generated"]));
