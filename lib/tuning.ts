@@ -191,15 +191,19 @@ export async function saveSearchProgress(progress: SearchProgress): Promise<URL>
   return url;
 }
 
-/** The newest saved tuning search of a step (by name or id) from a real GPU, if any. */
-export async function recordedTuning(kernel: string): Promise<
+/**
+ * The newest saved tuning search of a step (by name or id) from a real GPU, if any; with `device`
+ * (a folder name of data/tuning/, e.g. "nvidia-h200"), that GPU's search, so a notebook that reads
+ * one GPU's record shows that GPU's search.
+ */
+export async function recordedTuning(kernel: string, device?: string): Promise<
   { path: string; record: TuningRecord } | undefined
 > {
   const found: { path: string; record: TuningRecord }[] = [];
   try {
-    for await (const device of Deno.readDir(TUNING_DIR)) {
-      if (!device.isDirectory) continue;
-      const url = new URL(`${device.name}/${stepName(kernel)}.json`, TUNING_DIR);
+    for await (const folder of Deno.readDir(TUNING_DIR)) {
+      if (!folder.isDirectory || (device !== undefined && folder.name !== device)) continue;
+      const url = new URL(`${folder.name}/${stepName(kernel)}.json`, TUNING_DIR);
       let text: string;
       try {
         text = await Deno.readTextFile(url);

@@ -11,6 +11,7 @@ import { measurePoint, QUICK_POINTS, quickPoints, whyNotHere } from "../lib/sear
 import {
   loadTuning,
   nearestTuning,
+  recordedTuning,
   saveSearchProgress,
   saveTuning,
   tunedParams,
@@ -73,6 +74,14 @@ Deno.test("tuning travels: the nearest saved device of the same family, same lim
   } finally {
     for (const url of saved) await Deno.remove(new URL(".", url), { recursive: true });
   }
+});
+
+Deno.test("a saved search by device: that GPU's own, else the newest of any GPU", async () => {
+  const h200 = await recordedTuning("autotune", "nvidia-h200");
+  assert.equal(h200?.record.device.description, "NVIDIA H200");
+  assert.equal(await recordedTuning("autotune", "no-such-gpu"), undefined);
+  const newest = await recordedTuning("autotune");
+  assert.ok(newest && newest.record.date >= h200!.record.date);
 });
 
 Deno.test("a search's progress is kept apart from its record, and goes once the record is saved", async () => {

@@ -32,7 +32,7 @@ override BM: u32 = 128;
 override BN: u32 = 128;
 override BK: u32 = 8;
 override PAD: u32 = 1;
-// 1: 09's subgroup tiles; 0: 08's flat mapping (a constant: the compiler keeps one of the two).
+// 1: 09's subgroup tiles; 0: 08's flat mapping. Both mappings are computed; select() keeps one.
 override WARP_TILES: u32 = 1u;
 override THREADS: u32 = (BM / 8u) * (BN / 8u);
 // Row stride of the transposed A tile, in vec4s.

@@ -31,7 +31,7 @@ override BM: u32 = 128;
 override BN: u32 = 128;
 override BK: u32 = 8;
 override PAD: u32 = 1;
-// 1: 09's subgroup tiles; 0: 08's flat mapping (a constant: the compiler keeps one of the two).
+// 1: 09's subgroup tiles; 0: 08's flat mapping. Both mappings are computed; select() keeps one.
 override WARP_TILES: u32 = 1u;
 // 2: two copies of each tile, one barrier per tile. 1: the prefetch alone, as a control: one
 // copy, so a second barrier must wait for every read of it before the next tile overwrites it
