@@ -7,8 +7,11 @@
  * were): what is left is the multiply-adds and the index arithmetic. Only the whole kernel computes C; the other rows are timings of kernels that are
  * wrong on purpose. Writes DIR/ablation.json in data/ablation/'s format.
  *
- *   deno run -A lab/ablate_ladder.ts --out DIR [--quick] [--kernels a,b,...]
+ *   deno run -A lab/ablate_ladder.ts --out DIR [--quick] [--kernels a,b,...] [--params JSON]
  *
+ * --params: parameters for some of the kernels named, as {"name": {"BM": 128, ...}}; a kernel given
+ * parameters is validated and taken apart at them (its plan otherwise), recorded with `config`
+ * "name PARAMS".
  * --quick: 256 x 256 x 256 (a dry run on the software adapter).
  */
 import {
@@ -50,6 +53,7 @@ const LADDER = [
   "f16_storage",
 ];
 const names = option("--kernels")?.split(",") ?? LADDER;
+const chosen = JSON.parse(option("--params") ?? "{}") as Record<string, Params>;
 const n = quick ? 256 : 4096;
 const shape: Shape = { m: n, k: n, n };
 const flops = 2 * n * n * n;
@@ -72,7 +76,7 @@ async function pipelineWithout(spec: KernelSpec, params: Params, leftOut: LeftOu
 }
 
 async function ablate(spec: KernelSpec): Promise<Ablation | undefined> {
-  const whole = await runKernel(gpu, spec, shape);
+  const whole = await runKernel(gpu, spec, shape, { params: chosen[spec.name] });
   if (!whole.validated) {
     console.error(`${spec.name}: not validated (${whole.error}); not taken apart`);
     return undefined;
@@ -116,7 +120,7 @@ async function ablate(spec: KernelSpec): Promise<Ablation | undefined> {
     started,
     commit,
     shape: String(n),
-    config: spec.name,
+    config: chosen[spec.name] ? `${spec.name} ${JSON.stringify(chosen[spec.name])}` : spec.name,
     kernel: spec.name,
     params,
     validated: { gflops: whole.gflops!, relErr: whole.relErr },
