@@ -1,0 +1,111 @@
+/**
+ * Does step 05 gain from its 8 outputs per invocation, or from the other changes that came with
+ * them (lab: not part of the product)? Step 05's kernel with `TM` (outputs per invocation, a `const`
+ * in its WGSL) rewritten to 1 (`oneOutput`): one sum, one store. Each variant is validated against
+ * the float64 reference and timed at 4096 as the bench times it, at fixed `BK` 8:
+ *   - the same 32 x 32 tile with `TM` 8 and 1 (128 and 1,024 invocations): only the outputs per
+ *     invocation change, and with them how many invocations share the tile;
+ *   - the same 256 invocations with `TM` 8 (128 x 16) and 1 (16 x 16): only the outputs per
+ *     invocation change, and with them the tile.
+ * Writes DIR/outputs.json.
+ *
+ *   deno run -A lab/outputs_per_invocation.ts --out DIR [--quick]
+ */
+import { acquireGpu, compileWgsl, loadKernelSource } from "../lib/gpu.ts";
+import type { Shape } from "../lib/matrix.ts";
+import { validateThenTime } from "../lib/measure.ts";
+import { findKernel, numericsOf, type Params } from "../lib/registry.ts";
+import { BoundProblem } from "../lib/runner.ts";
+import { currentCommit } from "../lib/record.ts";
+import { timePasses } from "../lib/timing.ts";
+
+/** Step 05's WGSL with one output per invocation: `TM` 1, one scalar sum, one store. */
+export function oneOutput(code: string): string {
+  const swaps: [string | RegExp, string][] = [
+    ["const TM: u32 = 8u;", "const TM: u32 = 1u;"],
+    [/var acc0 = vec4<f32>\(0\.0\);\s*var acc1 = vec4<f32>\(0\.0\);/, "var acc = 0.0;"],
+    [
+      /acc0 \+= b \* vec4<f32>\([^;]*\);\s*acc1 \+= b \* vec4<f32>\([^;]*\);/,
+      "acc += b * As[a];",
+    ],
+    [/store\(row, c, acc0\.x\);[\s\S]*store\(row \+ 7u, c, acc1\.w\);/, "store(row, c, acc);"],
+  ];
+  let out = code;
+  for (const [from, to] of swaps) {
+    const next = out.replace(from, to);
+    if (next === out) throw new Error(`step 05's kernel has no ${from}`);
+    out = next;
+  }
+  return out;
+}
+
+const args = Deno.args;
+const option = (name: string) => args.includes(name) ? args[args.indexOf(name) + 1] : undefined;
+
+if (import.meta.main) {
+  const outDir = option("--out") ?? "/tmp/outputs";
+  const n = args.includes("--quick") ? 256 : 4096;
+  const shape: Shape = { m: n, k: n, n };
+  await Deno.mkdir(outDir, { recursive: true });
+  const gpu = await acquireGpu();
+  const started = new Date().toISOString();
+  const commit = await currentCommit();
+  console.error(`device: ${gpu.summary.description}, ${started}, commit ${commit}`);
+  const spec = findKernel("blocktile_1d")!;
+  const eight = await loadKernelSource(spec.file);
+  const one = oneOutput(eight);
+  const variants: { label: string; tm: 1 | 8; params: Params }[] = [
+    { label: "TM 8, 64 x 64 (the step)", tm: 8, params: { BM: 64, BN: 64, BK: 8 } },
+    { label: "TM 8, 32 x 32", tm: 8, params: { BM: 32, BN: 32, BK: 8 } },
+    { label: "TM 1, 32 x 32", tm: 1, params: { BM: 32, BN: 32, BK: 8 } },
+    { label: "TM 8, 128 x 16", tm: 8, params: { BM: 128, BN: 16, BK: 8 } },
+    { label: "TM 1, 16 x 16", tm: 1, params: { BM: 16, BN: 16, BK: 8 } },
+  ];
+  const rows: Record<string, unknown>[] = [];
+  for (const v of variants) {
+    const module = await compileWgsl(gpu, v.tm === 8 ? eight : one, `${spec.file} TM ${v.tm}`);
+    const pipeline = await gpu.device.createComputePipelineAsync({
+      label: v.label,
+      layout: "auto",
+      compute: { module, entryPoint: spec.entryPoint, constants: v.params },
+    });
+    // The launch plan reads the step's workgroup size as BM * BN / 8; at TM 1 the WGSL's own
+    // THREADS (BM * BN) sets it, and the grid (one workgroup per BM x BN tile) is the same.
+    const kernel = { spec, params: v.params, pipeline };
+    let problem: BoundProblem | undefined;
+    const r = await validateThenTime({ ...shape, relErr: NaN, validated: false }, {
+      numerics: numericsOf(spec, v.params),
+      label: v.label,
+      compute: async (a, b) => {
+        problem = await BoundProblem.create(gpu, kernel, shape, a, b);
+        return await problem.compute();
+      },
+    });
+    const t = await timePasses(gpu, (pass) => problem!.encode(pass), { budgetMs: 300 });
+    problem?.destroy();
+    const invocations = v.params.BM * v.params.BN / v.tm;
+    const row = {
+      label: v.label,
+      tm: v.tm,
+      params: v.params,
+      invocations,
+      validated: r.validated,
+      relErr: r.relErr,
+      medianMs: t.medianMs,
+      spread: (t.maxMs - t.minMs) / t.medianMs,
+      reps: t.reps,
+      gflops: 2 * n ** 3 / (t.medianMs * 1e6),
+    };
+    rows.push(row);
+    console.error(JSON.stringify(row));
+    await Deno.writeTextFile(
+      `${outDir}/outputs.json`,
+      JSON.stringify(
+        { device: gpu.summary.description, started, commit, shape: n, rows },
+        null,
+        1,
+      ) +
+        "\n",
+    );
+  }
+}
