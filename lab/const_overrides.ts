@@ -10,13 +10,13 @@
  *
  *   deno run -A lab/const_overrides.ts --out DIR [--quick] [--kernels a,b,...]
  */
-import { acquireGpu, compileWgsl, loadKernelSource } from "../lib/gpu.ts";
+import { compileWgsl, loadKernelSource } from "../lib/gpu.ts";
 import type { Shape } from "../lib/matrix.ts";
 import { validateThenTime } from "../lib/measure.ts";
 import { findKernel, type KernelSpec, numericsOf, type Params } from "../lib/registry.ts";
 import { BoundProblem, kernelParams, prepareKernel } from "../lib/runner.ts";
-import { currentCommit } from "../lib/record.ts";
 import { timePasses } from "../lib/timing.ts";
+import { startProbe } from "./probe_record.ts";
 
 /**
  * The WGSL with each `override NAME: u32` made a `const`: the value `params` gives it, or its
@@ -90,14 +90,9 @@ const KERNELS = [
 ];
 
 if (import.meta.main) {
-  const outDir = option("--out") ?? "/tmp/const";
-  const n = args.includes("--quick") ? 256 : 4096;
+  const { outDir, quick, gpu, started, commit } = await startProbe("/tmp/const");
+  const n = quick ? 256 : 4096;
   const shape: Shape = { m: n, k: n, n };
-  await Deno.mkdir(outDir, { recursive: true });
-  const gpu = await acquireGpu();
-  const started = new Date().toISOString();
-  const commit = await currentCommit();
-  console.error(`device: ${gpu.summary.description}, ${started}, commit ${commit}`);
 
   /** One way of compiling a kernel, validated, then timed `rounds` times, alternating. */
   interface Variant {

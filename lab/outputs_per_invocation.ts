@@ -11,13 +11,13 @@
  *
  *   deno run -A lab/outputs_per_invocation.ts --out DIR [--quick]
  */
-import { acquireGpu, compileWgsl, loadKernelSource } from "../lib/gpu.ts";
+import { compileWgsl, loadKernelSource } from "../lib/gpu.ts";
 import type { Shape } from "../lib/matrix.ts";
 import { validateThenTime } from "../lib/measure.ts";
 import { findKernel, numericsOf, type Params } from "../lib/registry.ts";
 import { BoundProblem } from "../lib/runner.ts";
-import { currentCommit } from "../lib/record.ts";
 import { timePasses } from "../lib/timing.ts";
+import { probeRecord, startProbe } from "./probe_record.ts";
 
 /** Step 05's WGSL with one output per invocation: `TM` 1, one scalar sum, one store. */
 export function oneOutput(code: string): string {
@@ -39,18 +39,10 @@ export function oneOutput(code: string): string {
   return out;
 }
 
-const args = Deno.args;
-const option = (name: string) => args.includes(name) ? args[args.indexOf(name) + 1] : undefined;
-
 if (import.meta.main) {
-  const outDir = option("--out") ?? "/tmp/outputs";
-  const n = args.includes("--quick") ? 256 : 4096;
+  const { outDir, quick, gpu, started, commit } = await startProbe("/tmp/outputs");
+  const n = quick ? 256 : 4096;
   const shape: Shape = { m: n, k: n, n };
-  await Deno.mkdir(outDir, { recursive: true });
-  const gpu = await acquireGpu();
-  const started = new Date().toISOString();
-  const commit = await currentCommit();
-  console.error(`device: ${gpu.summary.description}, ${started}, commit ${commit}`);
   const spec = findKernel("blocktile_1d")!;
   const eight = await loadKernelSource(spec.file);
   const one = oneOutput(eight);
@@ -61,7 +53,12 @@ if (import.meta.main) {
     { label: "TM 8, 128 x 16", tm: 8, params: { BM: 128, BN: 16, BK: 8 } },
     { label: "TM 1, 16 x 16", tm: 1, params: { BM: 16, BN: 16, BK: 8 } },
   ];
-  const rows: Record<string, unknown>[] = [];
+  const { rows, save } = probeRecord<Record<string, unknown>>(`${outDir}/outputs.json`, {
+    device: gpu.summary.description,
+    started,
+    commit,
+    shape: n,
+  });
   for (const v of variants) {
     const module = await compileWgsl(gpu, v.tm === 8 ? eight : one, `${spec.file} TM ${v.tm}`);
     const pipeline = await gpu.device.createComputePipelineAsync({
@@ -98,14 +95,6 @@ if (import.meta.main) {
     };
     rows.push(row);
     console.error(JSON.stringify(row));
-    await Deno.writeTextFile(
-      `${outDir}/outputs.json`,
-      JSON.stringify(
-        { device: gpu.summary.description, started, commit, shape: n, rows },
-        null,
-        1,
-      ) +
-        "\n",
-    );
+    save();
   }
 }

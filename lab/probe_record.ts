@@ -1,6 +1,24 @@
-import type { Gpu } from "../lib/gpu.ts";
+import { acquireGpu, type Gpu } from "../lib/gpu.ts";
+import { currentCommit, type KernelResult } from "../lib/record.ts";
 import type { BoundProblem } from "../lib/runner.ts";
 import { timePasses, type Timing } from "../lib/timing.ts";
+
+/**
+ * A lab probe's start: its output folder (`--out DIR`, else `fallbackDir`; created), whether it is
+ * a `--quick` dry run, the GPU, and when and at which commit it started (printed to stderr).
+ */
+export async function startProbe(fallbackDir: string): Promise<
+  { outDir: string; quick: boolean; gpu: Gpu; started: string; commit: string }
+> {
+  const args = Deno.args;
+  const outDir = args.includes("--out") ? args[args.indexOf("--out") + 1] : fallbackDir;
+  await Deno.mkdir(outDir, { recursive: true });
+  const gpu = await acquireGpu();
+  const started = new Date().toISOString();
+  const commit = await currentCommit();
+  console.error(`device: ${gpu.summary.description}, ${started}, commit ${commit}`);
+  return { outDir, quick: args.includes("--quick"), gpu, started, commit };
+}
 
 /**
  * A lab probe's record: the rows it measured, written whole to `path` after each one (so a probe
@@ -13,6 +31,22 @@ export function probeRecord<Row>(
   const rows: Row[] = [];
   const save = () => Deno.writeTextFileSync(path, JSON.stringify({ ...header, rows }, null, 1));
   return { rows, save };
+}
+
+/** A validated-then-timed run's fields as a probe records them. */
+export function runFields(r: KernelResult): Record<string, unknown> {
+  const { gflops, medianMs, minMs, maxMs, reps, relErr, validated, params, error } = r;
+  return { gflops, medianMs, minMs, maxMs, reps, relErr, validated, params, error };
+}
+
+/** A validated-then-timed run in one printed line: speed, median, runs and error, or the failure. */
+export function runLine(r: KernelResult): string {
+  return r.validated
+    ? `${r.gflops!.toFixed(0).padStart(7)} GFLOP/s ${r.medianMs!.toFixed(4)} ms ` +
+      `(${r.minMs!.toFixed(4)}-${r.maxMs!.toFixed(4)}, ${r.reps} runs) err ${
+        r.relErr.toExponential(2)
+      }`
+    : `FAILED ${r.error}`;
 }
 
 /**

@@ -12,21 +12,12 @@
  * Writes DIR/probe.json and prints one line per row. --quick: 32 x 4096 x 32 (the software
  * adapter).
  */
-import { acquireGpu } from "../lib/gpu.ts";
 import { shapeLabel } from "../lib/matrix.ts";
 import { findKernel, type Params } from "../lib/registry.ts";
 import { BoundProblem, kernelParams, prepareKernel, runKernel } from "../lib/runner.ts";
-import { currentCommit } from "../lib/record.ts";
-import { dispatchTimes, probeRecord } from "./probe_record.ts";
+import { dispatchTimes, probeRecord, runFields, runLine, startProbe } from "./probe_record.ts";
 
-const args = Deno.args;
-const outDir = args.includes("--out") ? args[args.indexOf("--out") + 1] : "/tmp/probe";
-const quick = args.includes("--quick");
-await Deno.mkdir(outDir, { recursive: true });
-
-const gpu = await acquireGpu();
-const started = new Date().toISOString();
-const commit = await currentCommit();
+const { outDir, quick, gpu, started, commit } = await startProbe("/tmp/probe");
 const shape = quick ? { m: 32, k: 4096, n: 32 } : { m: 256, k: 65536, n: 256 };
 const budgetMs = quick ? 20 : 300;
 const { rows, save } = probeRecord<Record<string, unknown>>(`${outDir}/probe.json`, {
@@ -35,7 +26,6 @@ const { rows, save } = probeRecord<Record<string, unknown>>(`${outDir}/probe.jso
   commit,
   shape,
 });
-console.error(`device: ${gpu.summary.description}, ${started}, commit ${commit}`);
 
 const small = { BM: 64, BN: 64, BK: 8, TN: 8 };
 const pickTile = { BM: 128, BN: 128, BK: 16, TN: 8 };
@@ -51,30 +41,9 @@ const cases: [string, string, Params][] = [
 for (const [label, name, params] of cases) {
   const spec = findKernel(name)!;
   const r = await runKernel(gpu, spec, shape, { params, budgetMs, checkRows: 8 });
-  rows.push({
-    label,
-    kernel: spec.id,
-    shape: shapeLabel(shape),
-    gflops: r.gflops,
-    medianMs: r.medianMs,
-    minMs: r.minMs,
-    maxMs: r.maxMs,
-    reps: r.reps,
-    relErr: r.relErr,
-    validated: r.validated,
-    params: r.params,
-    error: r.error,
-  });
+  rows.push({ label, kernel: spec.id, shape: shapeLabel(shape), ...runFields(r) });
   save();
-  console.log(
-    `${label.padEnd(36)} ` +
-      (r.validated
-        ? `${r.gflops!.toFixed(0).padStart(7)} GFLOP/s ${r.medianMs!.toFixed(4)} ms ` +
-          `(${r.minMs!.toFixed(4)}-${r.maxMs!.toFixed(4)}, ${r.reps} runs) err ${
-            r.relErr.toExponential(2)
-          }`
-        : `FAILED ${r.error}`),
-  );
+  console.log(`${label.padEnd(36)} ${runLine(r)}`);
 }
 
 // Where a split-K product's time goes: each dispatch alone, then all of them (time only: the

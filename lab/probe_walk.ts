@@ -12,21 +12,12 @@
  *
  * Writes DIR/probe.json and prints one line per row. --quick: walks of 64 (the software adapter).
  */
-import { acquireGpu } from "../lib/gpu.ts";
 import { shapeLabel } from "../lib/matrix.ts";
 import { findKernel } from "../lib/registry.ts";
 import { runKernel } from "../lib/runner.ts";
-import { currentCommit } from "../lib/record.ts";
-import { probeRecord } from "./probe_record.ts";
+import { probeRecord, runFields, runLine, startProbe } from "./probe_record.ts";
 
-const args = Deno.args;
-const outDir = args.includes("--out") ? args[args.indexOf("--out") + 1] : "/tmp/probe";
-const quick = args.includes("--quick");
-await Deno.mkdir(outDir, { recursive: true });
-
-const gpu = await acquireGpu();
-const started = new Date().toISOString();
-const commit = await currentCommit();
+const { outDir, quick, gpu, started, commit } = await startProbe("/tmp/probe");
 const walk = quick ? 64 : 2048;
 const { rows, save } = probeRecord<Record<string, unknown>>(`${outDir}/probe.json`, {
   device: gpu.summary,
@@ -34,7 +25,6 @@ const { rows, save } = probeRecord<Record<string, unknown>>(`${outDir}/probe.jso
   commit,
   shape: { m: 256, n: 256, walk },
 });
-console.error(`device: ${gpu.summary.description}, ${started}, commit ${commit}`);
 
 const tile = { PLAN: 0, BM: 64, BN: 64, BK: 8, TN: 8 };
 const cases: [string, number, number][] = [
@@ -59,22 +49,8 @@ for (const [label, slices, w] of cases) {
     walk: w,
     workgroups: 16 * slices,
     shape: shapeLabel(shape),
-    gflops: r.gflops,
-    medianMs: r.medianMs,
-    minMs: r.minMs,
-    maxMs: r.maxMs,
-    reps: r.reps,
-    relErr: r.relErr,
-    validated: r.validated,
-    params: r.params,
-    error: r.error,
+    ...runFields(r),
   });
   save();
-  console.log(
-    `${label.padEnd(24)} ${shapeLabel(shape).padEnd(18)} ` +
-      (r.validated
-        ? `${r.gflops!.toFixed(0).padStart(7)} GFLOP/s ${r.medianMs!.toFixed(4)} ms ` +
-          `(${r.reps} runs) err ${r.relErr.toExponential(2)}`
-        : `FAILED ${r.error}`),
-  );
+  console.log(`${label.padEnd(24)} ${shapeLabel(shape).padEnd(18)} ${runLine(r)}`);
 }
