@@ -11,12 +11,13 @@
  *
  *   deno run -A lab/outputs_per_invocation.ts --out DIR [--quick]
  */
-import { compileWgsl, loadKernelSource } from "../lib/gpu.ts";
+import { compileWgsl, type Gpu, loadKernelSource } from "../lib/gpu.ts";
 import type { Shape } from "../lib/matrix.ts";
+import type { Measured } from "../lib/record.ts";
 import { validateThenTime } from "../lib/measure.ts";
 import { findKernel, numericsOf, type Params } from "../lib/registry.ts";
 import { BoundProblem } from "../lib/runner.ts";
-import { timePasses } from "../lib/timing.ts";
+import { timePasses, type TimingOptions } from "../lib/timing.ts";
 import { probeRecord, startProbe } from "./probe_record.ts";
 
 /** Step 05's WGSL with one output per invocation: `TM` 1, one scalar sum, one store. */
@@ -37,6 +38,48 @@ export function oneOutput(code: string): string {
     out = next;
   }
   return out;
+}
+
+/**
+ * Step 05's kernel compiled from `code` (its WGSL or `oneOutput`'s) at `params`, validated on
+ * `shape` against the float64 reference, then, given `timing`, timed; the validated-then-timed row.
+ */
+export async function measureVariant(
+  gpu: Gpu,
+  code: string,
+  params: Params,
+  shape: Shape,
+  label: string,
+  timing?: TimingOptions,
+) {
+  const spec = findKernel("blocktile_1d")!;
+  const pipeline = await gpu.device.createComputePipelineAsync({
+    label,
+    layout: "auto",
+    compute: {
+      module: await compileWgsl(gpu, code, label),
+      entryPoint: spec.entryPoint,
+      constants: params,
+    },
+  });
+  // The launch plan reads the step's workgroup size as BM * BN / 8; at TM 1 the WGSL's own
+  // THREADS (BM * BN) sets it, and the grid (one workgroup per BM x BN tile) is the same.
+  const kernel = { spec, params, pipeline };
+  let problem: BoundProblem | undefined;
+  try {
+    const row: Omit<Measured, "seed"> = { ...shape, relErr: NaN, validated: false };
+    return await validateThenTime(row, {
+      numerics: numericsOf(spec, params),
+      label,
+      compute: async (a, b) => {
+        problem = await BoundProblem.create(gpu, kernel, shape, a, b);
+        return await problem.compute();
+      },
+      time: timing && (() => timePasses(gpu, (pass) => problem!.encode(pass), timing)),
+    });
+  } finally {
+    problem?.destroy();
+  }
 }
 
 if (import.meta.main) {
@@ -60,38 +103,20 @@ if (import.meta.main) {
     shape: n,
   });
   for (const v of variants) {
-    const module = await compileWgsl(gpu, v.tm === 8 ? eight : one, `${spec.file} TM ${v.tm}`);
-    const pipeline = await gpu.device.createComputePipelineAsync({
-      label: v.label,
-      layout: "auto",
-      compute: { module, entryPoint: spec.entryPoint, constants: v.params },
-    });
-    // The launch plan reads the step's workgroup size as BM * BN / 8; at TM 1 the WGSL's own
-    // THREADS (BM * BN) sets it, and the grid (one workgroup per BM x BN tile) is the same.
-    const kernel = { spec, params: v.params, pipeline };
-    let problem: BoundProblem | undefined;
-    const r = await validateThenTime({ ...shape, relErr: NaN, validated: false }, {
-      numerics: numericsOf(spec, v.params),
-      label: v.label,
-      compute: async (a, b) => {
-        problem = await BoundProblem.create(gpu, kernel, shape, a, b);
-        return await problem.compute();
-      },
-    });
-    const t = await timePasses(gpu, (pass) => problem!.encode(pass), { budgetMs: 300 });
-    problem?.destroy();
-    const invocations = v.params.BM * v.params.BN / v.tm;
+    const code = v.tm === 8 ? eight : one;
+    const r = await measureVariant(gpu, code, v.params, shape, v.label, { budgetMs: 300 });
     const row = {
       label: v.label,
       tm: v.tm,
       params: v.params,
-      invocations,
+      invocations: v.params.BM * v.params.BN / v.tm,
       validated: r.validated,
       relErr: r.relErr,
-      medianMs: t.medianMs,
-      spread: (t.maxMs - t.minMs) / t.medianMs,
-      reps: t.reps,
-      gflops: 2 * n ** 3 / (t.medianMs * 1e6),
+      medianMs: r.medianMs,
+      spread: r.medianMs && (r.maxMs! - r.minMs!) / r.medianMs,
+      reps: r.reps,
+      gflops: r.gflops,
+      ...(r.error ? { error: r.error } : {}),
     };
     rows.push(row);
     console.error(JSON.stringify(row));

@@ -10,7 +10,7 @@ import { deviceSlug, type DeviceSummary } from "./gpu.ts";
 import type { EdgePlan } from "./steps/launch.ts";
 import { stepName } from "./steps/spec.ts";
 import type { Params } from "./steps/spec.ts";
-import type { Shape } from "./matrix.ts";
+import { type Shape, shapeLabel } from "./matrix.ts";
 import type { Timing } from "./timing.ts";
 import type { TuningRecord } from "./tuning.ts";
 
@@ -465,7 +465,7 @@ export function ladderRecord<T extends { record: RunRecord }>(
 ): T | undefined {
   const covered = (r: RunRecord) => steps.filter((s) => coversSteps(r, [s])).length;
   const shapes = (r: RunRecord) =>
-    new Set(r.results.filter((x) => x.validated).map((x) => `${x.m}x${x.k}x${x.n}`)).size;
+    new Set(r.results.filter((x) => x.validated).map(shapeLabel)).size;
   const gpu = records.filter((x) => isGpuRun(x.record));
   const most = Math.max(0, ...gpu.map((x) => covered(x.record)));
   const widest = gpu.filter((x) => covered(x.record) === most && most > 0);
