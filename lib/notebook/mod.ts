@@ -37,5 +37,6 @@ export * from "./lessons/cpu.ts";
 export * from "./generated.ts";
 export * from "./lessons/shapes.ts";
 export * from "./lessons/hardware.ts";
+export * from "./lessons/machine_code.ts";
 export * from "./lessons/validation.ts";
 export * from "./concept.ts";
