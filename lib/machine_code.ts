@@ -143,8 +143,10 @@ export async function loadMachineLoop(
   const sass = await Deno.readTextFile(new URL(entry.file, sassDir(device)));
   const loop = multiplyAddLoop(sass);
   if (entry.multiplyAddLoop && entry.multiplyAddLoop.instructions !== loop.length) {
-    throw new Error(`${entry.file}: the loop holds ${loop.length} instructions, the index says ` +
-      `${entry.multiplyAddLoop.instructions}`);
+    throw new Error(
+      `${entry.file}: the loop holds ${loop.length} instructions, the index says ` +
+        `${entry.multiplyAddLoop.instructions}`,
+    );
   }
   const multiplyAdds = loop.filter((i) => i.role === "multiply-add").length;
   return { label, entry, index, loop, multiplyAdds };

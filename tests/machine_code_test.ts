@@ -94,7 +94,10 @@ Deno.test("showMachineLoop: every instruction or run shown, within the output li
     assert.match(html, /text-align:left/);
   }
   const [tiled] = await shown(() => showMachineLoop("tiled"));
-  assert.match(tiled["text/plain"], /20 instructions a trip for 1 multiply-add, 20 per multiply-add/);
+  assert.match(
+    tiled["text/plain"],
+    /20 instructions a trip for 1 multiply-add, 20 per multiply-add/,
+  );
   assert.match(tiled["text/plain"], /FFMA\.FTZ R9, R10, R11, R9 +multiply-add/);
   const [vectorize] = await shown(() => showMachineLoop("vectorize"));
   assert.match(vectorize["text/plain"], /\.\.\. 63 more multiply-add/);

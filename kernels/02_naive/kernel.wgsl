@@ -3,9 +3,11 @@
 //
 // global_invocation_id.x picks the ROW and .y the COLUMN. Invocations that run together
 // (a subgroup) differ mostly in x, so at every step of the k loop their reads of A land K
-// floats apart and their writes of C N floats apart: 16 memory segments each where 2 (A) and
-// 4 (C) would do. Only B, read at neighbouring columns, comes in one segment.
-// coalesce, the next step, fixes exactly that and nothing else.
+// floats apart and their writes of C N floats apart: 16 sectors (the 32-byte blocks memory
+// moves) each where 2 (A) and 4 (C) would do. Only B, read at neighbouring columns, comes in
+// one. The caches serve most of A's reads again; when K is a multiple of 32 all 16 also fall
+// in one bank of the L1 cache and queue there.
+// coalesce, the next step, swaps the row and the column and nothing else.
 
 struct Dims {
   M: u32,

@@ -1,8 +1,8 @@
 // double buffer: 09 with two copies of each workgroup tile and a register prefetch.
 //
 // In 09 every tile went: load from global -> wait -> store to workgroup memory -> barrier ->
-// compute -> barrier. The global load latency (hundreds of cycles) is exposed once per tile
-// and the second barrier stalls everyone. Here, while computing on tile t (in one buffer),
+// compute -> barrier. The global load latency (hundreds of cycles) is exposed once per tile,
+// before the tile's multiply-adds can start. Here, while computing on tile t (in one buffer),
 // each invocation has already issued its global loads for tile t+1 into registers (`next`);
 // after the compute it writes them into the OTHER buffer, and a single barrier per tile
 // separates the two. The loads fly while the multiply-adds run.
@@ -12,12 +12,13 @@
 // it is not read before the barrier that follows the write (RAW).
 //
 // Each invocation moves LA vec4s of A and LB of B per tile (1..4, checked by step.ts), held
-// in named registers: a function-local array would be clamped and pushed to local memory.
+// in named registers: a function-local array indexed in a loop runs many times slower (06's
+// local-array variant measures it).
 // Mapping (with its WARP_TILES switch) and edges as in 09; align k: 4, n: 4 for the vec4 rows of
 // A and B. C is written at its
 // real size (see `store`), so the runner pads only A and B and never copies C back.
 // The autotune step is this kernel with the block per invocation as one more
-// knob, its parameters found by lib/autotune.ts.
+// knob, its parameters found by lib/search.ts.
 
 struct Dims {
   M: u32,

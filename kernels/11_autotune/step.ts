@@ -1,6 +1,6 @@
 /**
  * Autotuned: 10 with each invocation's block of C (8 x 8 or 8 x 16) as one more knob, and the
- * tile sizes searched per device by lib/autotune.ts; the runner applies the saved winner.
+ * tile sizes searched per device by lib/search.ts; the runner applies the saved winner.
  */
 import { type KernelSpec, type Params, stepLayout } from "../../lib/steps/spec.ts";
 import { need } from "../../lib/steps/tiling.ts";

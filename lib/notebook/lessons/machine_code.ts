@@ -45,7 +45,7 @@ async function machineLoops(
 }
 
 const source = (l: MachineLoop, device: string) =>
-  `${l.index.device.description}'s Vulkan driver, kernels at commit ${l.index.commit}, captured ` +
+  `${l.index.device.description}'s Vulkan driver, captured at commit ${l.index.commit} on ` +
   `${l.index.captured.slice(0, 10)} (data/driver/sass/${device}/${l.entry.file})`;
 
 /** Consecutive instructions of one role, as runs: [role, its instructions]. */
@@ -75,7 +75,10 @@ export async function showMachineLoop(label: string, device = "nvidia-h200"): Pr
       lines.push({ text: `${i.address}  ${i.text.padEnd(width)}  ${i.role}`, role: i.role });
     }
     if (shown.length < run.length) {
-      lines.push({ text: `${"".padEnd(6)}... ${run.length - 1} more ${run[0].role}`, role: run[0].role });
+      lines.push({
+        text: `${"".padEnd(6)}... ${run.length - 1} more ${run[0].role}`,
+        role: run[0].role,
+      });
     }
   }
   const counts = [...countRoles(l.loop)].map(([role, n]) => `${n} ${role}`).join(", ");
