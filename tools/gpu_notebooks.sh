@@ -86,6 +86,8 @@ if [ "${1:-}" = "--worker" ]; then
 fi
 
 out=${OUT:-/tmp/gemm-gpu-notebooks}
+# A second call on a host still warm from the first must not count or pack the first's results.
+rm -rf "$out/notebooks" "$out"/worker-*.log
 mkdir -p "$out/notebooks"
 case "${XDG_RUNTIME_DIR:-}" in /*) ;; *) export XDG_RUNTIME_DIR=/tmp ;; esac
 command -v deno >/dev/null || { echo "gpu_notebooks: no deno on PATH; run: source .offline/activate.sh" >&2; exit 2; }
