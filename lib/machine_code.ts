@@ -121,7 +121,7 @@ export interface MachineLoop {
   entry: SassEntry;
   index: SassIndex;
   loop: Instruction[];
-  /** Multiply-adds per trip of the loop (HFMA2 counts as one instruction, as the issue rate does). */
+  /** Multiply-add instructions per trip of the loop (an HFMA2, two f16 multiply-adds, counts once). */
   multiplyAdds: number;
 }
 
@@ -140,7 +140,11 @@ export async function loadMachineLoop(
 ): Promise<MachineLoop> {
   const entry = index.kernels.find((k) => k.label === label);
   if (!entry) throw new Error(`no machine code of ${label} is committed for ${device}`);
-  const sass = await Deno.readTextFile(new URL(entry.file, sassDir(device)));
+  const path = new URL(entry.file, sassDir(device));
+  const sass = await Deno.readTextFile(path).catch((e) => {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+    throw new Error(`${entry.file} is not unpacked (listings over 80 KB are in larger.tar.gz)`);
+  });
   const loop = multiplyAddLoop(sass);
   if (entry.multiplyAddLoop && entry.multiplyAddLoop.instructions !== loop.length) {
     throw new Error(

@@ -71,6 +71,8 @@ Deno.test("the committed H200 loops: every ladder step's loop read whole, its ro
   assert.equal(tiled.get("read workgroup memory"), 2);
   assert.equal(tiled.get("index clamp"), 2);
   await assert.rejects(() => loadMachineLoop(index, "nvidia-h200", "no_such_kernel"), /no machine/);
+  // Listings over 80 KB are committed packed; reading one says so instead of a bare NotFound.
+  await assert.rejects(() => loadMachineLoop(index, "nvidia-h200", "autotune"), /larger\.tar\.gz/);
 });
 
 async function shown(show: () => Promise<void>): Promise<Record<string, string>[]> {

@@ -12,6 +12,7 @@ import {
   type MachineLoop,
   type Role,
   ROLES,
+  type SassIndex,
 } from "../../machine_code.ts";
 import { showBundle } from "../jupyter.ts";
 import { type Cell, escapeHtml, fmt, showNote, showTable } from "../format.ts";
@@ -44,11 +45,12 @@ async function machineLoops(
   return await Promise.all(labels.map((label) => loadMachineLoop(index, device, label)));
 }
 
-const source = (l: MachineLoop, device: string) =>
-  `${l.index.device.description}'s Vulkan driver, captured at commit ${l.index.commit} on ` +
-  `${l.index.captured.slice(0, 10)} (data/driver/sass/${device}/${l.entry.file})`;
+/** Where the code came from, for a caption: the capture's GPU, commit and date, and its path. */
+const captured = (index: SassIndex, path: string) =>
+  `${index.device.description}'s Vulkan driver, captured at commit ${index.commit} on ` +
+  `${index.captured.slice(0, 10)} (${path})`;
 
-/** Consecutive instructions of one role, as runs: [role, its instructions]. */
+/** The loop's instructions in runs of consecutive instructions of one role. */
 function runs(loop: Instruction[]): Instruction[][] {
   const found: Instruction[][] = [];
   for (const i of loop) {
@@ -85,7 +87,7 @@ export async function showMachineLoop(label: string, device = "nvidia-h200"): Pr
   const summary = `${l.label}'s multiply-add loop: ${l.loop.length} instructions a trip for ` +
     `${l.multiplyAdds} multiply-add${l.multiplyAdds === 1 ? "" : "s"}, ` +
     `${fmt(l.loop.length / l.multiplyAdds)} per multiply-add (${counts}). ` +
-    `Machine code from ${source(l, device)}.`;
+    `Machine code from ${captured(l.index, `data/driver/sass/${device}/${l.entry.file}`)}.`;
   const pre = (shown: { text: string; role?: Role }[]) =>
     `<pre style="font-size:12px;line-height:1.35;text-align:left">` +
     shown.map((line) => {
@@ -131,6 +133,6 @@ export async function compareMachineLoops(
     ["per multiply-add, by role", ...loops.map((l) => l.label)],
     rows,
     `Instructions of each multiply-add loop per multiply-add, by role: machine code from ` +
-      `${source(loops[0], device).replace(/ \(data.*\)$/, "")} (data/driver/sass/${device}/)`,
+      captured(loops[0].index, `data/driver/sass/${device}/`),
   );
 }
