@@ -5,6 +5,7 @@
  * a role named for what it does in a matmul, from its opcode alone, so the loop's cost can be read
  * as "instructions per multiply-add" and split into the parts the lessons name.
  */
+import zlib from "node:zlib";
 import { readJsonIfPresent } from "./files.ts";
 
 /** What an instruction does in the loop, judged by its opcode. */
@@ -16,6 +17,8 @@ export type Role =
   | "local memory"
   | "barrier"
   | "index clamp"
+  | "convert"
+  | "other float math"
   | "loop test"
   | "branch"
   | "address or counter"
@@ -31,6 +34,8 @@ export const ROLES: Role[] = [
   "local memory",
   "barrier",
   "index clamp",
+  "convert",
+  "other float math",
   "address or counter",
   "loop test",
   "branch",
@@ -55,6 +60,8 @@ export interface Instruction {
 export function roleOf(instruction: string): Role {
   const [opcode, firstOperand = ""] = instruction.split(/[\s,]+/);
   const base = opcode.split(".")[0];
+  // HFMA2.MMA of zeros plus a constant is how the driver sets a register, not arithmetic.
+  if (base === "HFMA2" && /\s-RZ, RZ,/.test(instruction)) return "register copy";
   if (/^(FFMA|HFMA2|DFMA)$/.test(base)) return "multiply-add";
   if (base === "LDS") return "read workgroup memory";
   if (base === "STS") return "store workgroup memory";
@@ -62,6 +69,9 @@ export function roleOf(instruction: string): Role {
   if (base === "LDL" || base === "STL") return "local memory";
   if (base === "BAR") return "barrier";
   if (/^(VIMNMX|VIADDMNMX|IMNMX)$/.test(base)) return "index clamp";
+  // f16 widened to f32 (HADD2.F32) is a conversion, as F2F and the integer-float ones are.
+  if (/^(F2F|I2F|F2I|F2FP)$/.test(base) || opcode.startsWith("HADD2.F32")) return "convert";
+  if (/^(FADD|FMUL|FMNMX|FSEL|HADD2|HMUL2|HMNMX2)$/.test(base)) return "other float math";
   if (/^(BRA|BREAK|EXIT|BSYNC|BSSY)$/.test(base)) return "branch";
   if (/^U?(ISETP|SEL)$|^PLOP3$/.test(base)) return "loop test";
   if (/^U?(MOV)$/.test(base) || opcode.startsWith("IMAD.MOV")) return "register copy";
@@ -127,6 +137,36 @@ export interface MachineLoop {
 
 const sassDir = (device: string) => new URL(`../data/driver/sass/${device}/`, import.meta.url);
 
+/** The archive that holds the listings over 80 KB, packed to keep the repository small. */
+const LARGER = "larger.tar.gz";
+
+/** One file of a ustar archive (512-byte headers, each file padded to 512), or undefined. */
+export function fileFromTar(tar: Uint8Array, name: string): Uint8Array | undefined {
+  const text = (from: number, length: number) =>
+    new TextDecoder().decode(tar.subarray(from, from + length)).replace(/\0.*$/s, "");
+  for (let at = 0; at + 512 <= tar.length;) {
+    const path = text(at, 100);
+    if (!path) return undefined; // the archive's closing blocks
+    const size = parseInt(text(at + 124, 12).trim(), 8);
+    if (path.replace(/^\.\//, "") === name) return tar.slice(at + 512, at + 512 + size);
+    at += 512 + Math.ceil(size / 512) * 512;
+  }
+  return undefined;
+}
+
+/** A listing's text: its own file, or the same name inside LARGER. */
+async function readListing(device: string, file: string): Promise<string> {
+  try {
+    return await Deno.readTextFile(new URL(file, sassDir(device)));
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  const packed = await Deno.readFile(new URL(LARGER, sassDir(device))).catch(() => undefined);
+  const bytes = packed && fileFromTar(new Uint8Array(zlib.gunzipSync(packed)), file);
+  if (!bytes) throw new Error(`${file} is neither committed nor in ${LARGER}`);
+  return new TextDecoder().decode(bytes);
+}
+
 /** The committed index for a device, or undefined when none is committed. */
 export function loadSassIndex(device: string): Promise<SassIndex | undefined> {
   return readJsonIfPresent<SassIndex>(new URL("index.json", sassDir(device)));
@@ -140,11 +180,7 @@ export async function loadMachineLoop(
 ): Promise<MachineLoop> {
   const entry = index.kernels.find((k) => k.label === label);
   if (!entry) throw new Error(`no machine code of ${label} is committed for ${device}`);
-  const path = new URL(entry.file, sassDir(device));
-  const sass = await Deno.readTextFile(path).catch((e) => {
-    if (!(e instanceof Deno.errors.NotFound)) throw e;
-    throw new Error(`${entry.file} is not unpacked (listings over 80 KB are in larger.tar.gz)`);
-  });
+  const sass = await readListing(device, entry.file);
   const loop = multiplyAddLoop(sass);
   if (entry.multiplyAddLoop && entry.multiplyAddLoop.instructions !== loop.length) {
     throw new Error(

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import {
   countRoles,
+  fileFromTar,
   loadMachineLoop,
   loadSassIndex,
   multiplyAddLoop,
@@ -33,6 +34,9 @@ Deno.test("roleOf: the matmul's work, WebGPU's clamps, and the loop's own bookke
   assert.equal(roleOf("IMAD R10, R6, 0x10, R0"), "address or counter");
   assert.equal(roleOf("IMAD.MOV.U32 R7, RZ, RZ, R15"), "register copy");
   assert.equal(roleOf("BRA 0x380"), "branch");
+  assert.equal(roleOf("HFMA2.MMA R204, -RZ, RZ, 0, 0"), "register copy");
+  assert.equal(roleOf("HADD2.F32 R6, -RZ, R4.H0_H0"), "convert");
+  assert.equal(roleOf("HMUL2 R5, R4, R3"), "other float math");
   assert.equal(roleOf("NOP"), "other");
 });
 
@@ -71,8 +75,17 @@ Deno.test("the committed H200 loops: every ladder step's loop read whole, its ro
   assert.equal(tiled.get("read workgroup memory"), 2);
   assert.equal(tiled.get("index clamp"), 2);
   await assert.rejects(() => loadMachineLoop(index, "nvidia-h200", "no_such_kernel"), /no machine/);
-  // Listings over 80 KB are committed packed; reading one says so instead of a bare NotFound.
-  await assert.rejects(() => loadMachineLoop(index, "nvidia-h200", "autotune"), /larger\.tar\.gz/);
+  // Listings over 80 KB are read from larger.tar.gz: 11's loop, 128 FMAs a trip, and 12's, written
+  // out (2,048 a tile), each matching the index's count.
+  const autotune = await loadMachineLoop(index, "nvidia-h200", "autotune");
+  assert.equal(autotune.multiplyAdds, 128);
+  const generated = await loadMachineLoop(index, "nvidia-h200", "generated");
+  assert.equal(generated.multiplyAdds, 2048);
+  const missing = {
+    ...index,
+    kernels: [{ ...index.kernels[0], label: "gone", file: "gone.sass" }],
+  };
+  await assert.rejects(() => loadMachineLoop(missing, "nvidia-h200", "gone"), /neither committed/);
 });
 
 async function shown(show: () => Promise<void>): Promise<Record<string, string>[]> {
@@ -116,4 +129,29 @@ Deno.test("compareMachineLoops: roles per multiply-add, one column per kernel", 
   assert.match(plain, /^all, per multiply-add +20 +6 *$/m);
   assert.match(plain, /^multiply-adds a trip +1 +8 *$/m);
   assert.ok(htmlLines(bundle["text/html"]) <= 20);
+});
+
+Deno.test("fileFromTar: a file by name from a ustar archive, padded entries skipped", () => {
+  const header = (name: string, size: number) => {
+    const h = new Uint8Array(512);
+    h.set(new TextEncoder().encode(name));
+    h.set(new TextEncoder().encode(size.toString(8).padStart(11, "0") + "\0"), 124);
+    return h;
+  };
+  const body = (text: string) => {
+    const b = new Uint8Array(Math.ceil(text.length / 512) * 512);
+    b.set(new TextEncoder().encode(text));
+    return b;
+  };
+  const first = "x".repeat(600); // two blocks
+  const tar = new Uint8Array([
+    ...header("a.sass", first.length),
+    ...body(first),
+    ...header("./b.sass", 5),
+    ...body("hello"),
+    ...new Uint8Array(1024),
+  ]);
+  assert.equal(new TextDecoder().decode(fileFromTar(tar, "b.sass")), "hello");
+  assert.equal(fileFromTar(tar, "a.sass")?.length, 600);
+  assert.equal(fileFromTar(tar, "c.sass"), undefined);
 });
