@@ -21,6 +21,7 @@
  * operations in issue order.
  */
 import zlib from "node:zlib";
+import { parseLine } from "../../lib/machine_code.ts";
 import { requiredFlag } from "../flags.ts";
 
 /** A row of lab/driver/capture.ts's record. */
@@ -120,14 +121,16 @@ export function disassemble(nvdisasm: string, code: Uint8Array): Instruction[] {
   return parseListing(new TextDecoder().decode(out.stdout));
 }
 
-/** nvdisasm's listing as instructions (address, opcode with its modifiers, the line), guards dropped. */
+/**
+ * nvdisasm's listing as instructions (address, opcode with its modifiers, the line), guards
+ * dropped from the opcode: each line read as the lessons read the committed listings
+ * (lib/machine_code.ts).
+ */
 export function parseListing(text: string): Instruction[] {
-  const list: Instruction[] = [];
-  for (const line of text.split("\n")) {
-    const m = line.match(/\/\*([0-9a-f]{4,})\*\/\s+(?:@!?U?P\w+\s+)?([A-Z0-9_.]+)(.*);/);
-    if (m) list.push({ address: parseInt(m[1], 16), opcode: m[2], text: line.trim() });
-  }
-  return list;
+  return text.split("\n").flatMap((line) => {
+    const i = parseLine(line);
+    return i ? [{ address: parseInt(i.address, 16), opcode: i.opcode, text: line.trim() }] : [];
+  });
 }
 
 /** The instruction families the lessons talk about. */
