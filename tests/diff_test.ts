@@ -16,6 +16,7 @@ import {
   unifiedDiff,
 } from "../lib/notebook/diff.ts";
 import { htmlLines } from "../tools/lesson_check.ts";
+import { displayed } from "./jupyter_standin.ts";
 
 const lines = (n: number, tag = "l") => Array.from({ length: n }, (_, i) => `${tag}${i + 1}`);
 const text = (ls: string[]) => ls.join("\n");
@@ -231,15 +232,8 @@ Deno.test("an excerpt: the most changed code first, whole hunks that fit, the be
 
 /** What showChange shows in a notebook: its HTML, from a stand-in for the kernel's display. */
 async function shownHtml(step: string): Promise<string> {
-  let html = "";
-  const deno = Deno as unknown as { jupyter: unknown };
-  deno.jupyter = { display: (bundle: Record<string, string>) => void (html = bundle["text/html"]) };
-  try {
-    await showChange(step);
-  } finally {
-    deno.jupyter = undefined;
-  }
-  return html;
+  const bundles = await displayed(() => showChange(step));
+  return bundles.at(-1)?.["text/html"] ?? "";
 }
 
 Deno.test("every step's change shows in at most SHOWN_LINES lines, the rest folded", async () => {

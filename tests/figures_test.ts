@@ -20,6 +20,7 @@ import { laneOfFragment } from "../lib/figures/warps.ts";
 import { findKernel, KERNELS } from "../lib/registry.ts";
 import { generatedParams } from "../kernels/12_generated/step.ts";
 import { assertPngNotBlank, decodePng } from "./png.ts";
+import { displayed } from "./jupyter_standin.ts";
 
 const LADDER = KERNELS.filter((k) => !k.demo).map((k) => k.name);
 
@@ -239,15 +240,7 @@ Deno.test("showConcept prints the caption outside a notebook", async () => {
 });
 
 Deno.test("showConcept in a notebook: the SVG and a PNG of it at the size it is shown", async () => {
-  const shown: Record<string, unknown>[] = [];
-  // A stand-in for the kernel's display; the setter is how the kernel installs it.
-  const deno = Deno as unknown as { jupyter: unknown };
-  deno.jupyter = { display: (bundle: Record<string, unknown>) => void shown.push(bundle) };
-  try {
-    await showConcept("naive");
-  } finally {
-    deno.jupyter = undefined;
-  }
+  const shown = await displayed(() => showConcept("naive"));
   const { svg, caption } = conceptFigure("naive");
   assert.equal(shown.length, 1);
   assert.equal(shown[0]["image/svg+xml"], svg);

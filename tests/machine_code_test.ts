@@ -15,6 +15,7 @@ import {
 } from "../lib/machine_code.ts";
 import { compareMachineLoops, showMachineLoop } from "../lib/notebook/lessons/machine_code.ts";
 import { htmlLines } from "../tools/lesson_check.ts";
+import { displayed } from "./jupyter_standin.ts";
 
 Deno.test("roleOf: the matmul's work, WebGPU's clamps, and the loop's own bookkeeping", () => {
   assert.equal(roleOf("FFMA.FTZ R9, R10, R11, R9"), "multiply-add");
@@ -88,42 +89,30 @@ Deno.test("the committed H200 loops: every ladder step's loop read whole, its ro
   await assert.rejects(() => loadMachineLoop(missing, "nvidia-h200", "gone"), /neither committed/);
 });
 
-async function shown(show: () => Promise<void>): Promise<Record<string, string>[]> {
-  const bundles: Record<string, string>[] = [];
-  const deno = Deno as unknown as { jupyter: unknown };
-  deno.jupyter = { display: (bundle: Record<string, string>) => void bundles.push(bundle) };
-  try {
-    await show();
-  } finally {
-    deno.jupyter = undefined;
-  }
-  return bundles;
-}
-
 Deno.test("showMachineLoop: every instruction or run shown, within the output limit", async () => {
   for (const label of ["tiled", "blocktile_1d", "blocktile_2d", "vectorize", "double_buffer"]) {
-    const [bundle] = await shown(() => showMachineLoop(label));
+    const [bundle] = await displayed(() => showMachineLoop(label));
     const html = bundle["text/html"];
     assert.ok(htmlLines(html) <= 40, `${label}: ${htmlLines(html)} lines`);
     assert.match(html, /NVIDIA H200's Vulkan driver/);
     assert.match(html, /text-align:left/);
   }
-  const [tiled] = await shown(() => showMachineLoop("tiled"));
+  const [tiled] = await displayed(() => showMachineLoop("tiled"));
   assert.match(
     tiled["text/plain"],
     /20 instructions a trip for 1 multiply-add, 20 per multiply-add/,
   );
   assert.match(tiled["text/plain"], /FFMA\.FTZ R9, R10, R11, R9 +multiply-add/);
-  const [vectorize] = await shown(() => showMachineLoop("vectorize"));
+  const [vectorize] = await displayed(() => showMachineLoop("vectorize"));
   assert.match(vectorize["text/plain"], /\.\.\. 63 more multiply-add/);
   // A listing too long for the page keeps its head and tail, the whole of it folded.
-  const [long] = await shown(() => showMachineLoop("blocktile_2d"));
+  const [long] = await displayed(() => showMachineLoop("blocktile_2d"));
   assert.match(long["text/html"], /lines more \(the whole loop is folded below\)/);
   assert.match(long["text/html"], /<details><summary>The whole loop, \d+ lines<\/summary>/);
 });
 
 Deno.test("compareMachineLoops: roles per multiply-add, one column per kernel", async () => {
-  const [bundle] = await shown(() => compareMachineLoops(["tiled", "blocktile_1d"]));
+  const [bundle] = await displayed(() => compareMachineLoops(["tiled", "blocktile_1d"]));
   const plain = bundle["text/plain"];
   assert.match(plain, /^read workgroup memory +2 +1\.13 *$/m);
   assert.match(plain, /^all, per multiply-add +20 +6 *$/m);

@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { htmlLines } from "../tools/lesson_check.ts";
+import { displayed } from "./jupyter_standin.ts";
 import { KERNELS } from "../lib/registry.ts";
 import { showModel } from "../lib/notebook/models.ts";
 import { showKernelSource } from "../lib/notebook/steps.ts";
@@ -20,17 +21,7 @@ const MAX_TABLE_LINES = 17;
 
 /** The HTML `show` displays in a notebook, from a stand-in for the kernel's display. */
 async function shownHtml(show: () => Promise<void>): Promise<string[]> {
-  const shown: string[] = [];
-  const deno = Deno as unknown as { jupyter: unknown };
-  deno.jupyter = {
-    display: (bundle: Record<string, string>) => void shown.push(bundle["text/html"]),
-  };
-  try {
-    await show();
-  } finally {
-    deno.jupyter = undefined;
-  }
-  return shown;
+  return (await displayed(show)).map((bundle) => bundle["text/html"]);
 }
 
 const LADDER = KERNELS.filter((k) => !k.demo);
